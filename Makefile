@@ -1,0 +1,35 @@
+# Two commands on a fresh machine: `make run` and `make test`. Everything else is a helper.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck layers unit e2e bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m apiserver serve --bind-address 127.0.0.1 --secure-port 6443 \
+		--storage sqlite:///data/apiserver.db --cert-dir certs --kubeconfig-out kubeconfig
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check apiserver tests bench
+	$(VENV)/bin/ruff check apiserver tests bench
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy apiserver
+
+layers: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
+
+test: lint typecheck layers
+	$(VENV)/bin/pytest -q
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

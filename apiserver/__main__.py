@@ -1,0 +1,5 @@
+"""``python -m apiserver``."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Typed models of every kind we serve, with their validation and defaults. No I/O here."""

@@ -1,0 +1,136 @@
+"""Field errors: what validation returns, each naming the field path it is about.
+
+The machinery turns a list of these into one ``422 Invalid`` Status with a cause
+per error, the way Kubernetes' ``field.ErrorList`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class ErrorType(Enum):
+    """The kinds of field error, with the cause reason and the text Kubernetes uses."""
+
+    REQUIRED = ("FieldValueRequired", "Required value")
+    INVALID = ("FieldValueInvalid", "Invalid value")
+    NOT_SUPPORTED = ("FieldValueNotSupported", "Unsupported value")
+    DUPLICATE = ("FieldValueDuplicate", "Duplicate value")
+    FORBIDDEN = ("FieldValueForbidden", "Forbidden")
+    TOO_LONG = ("FieldValueTooLong", "Too long")
+    TOO_MANY = ("FieldValueTooMany", "Too many")
+    NOT_FOUND = ("FieldValueNotFound", "Not found")
+    TYPE_INVALID = ("FieldValueTypeInvalid", "Invalid value")
+
+    @property
+    def reason(self) -> str:
+        return self.value[0]
+
+    @property
+    def text(self) -> str:
+        return self.value[1]
+
+
+_NO_VALUE = object()
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem with one field, e.g. ``spec.devices.priority: Invalid value: ...``."""
+
+    type: ErrorType
+    field: str
+    detail: str = ""
+    value: Any = _NO_VALUE
+
+    def message(self) -> str:
+        """The error text without the field path (Kubernetes' ``ErrorBody``)."""
+        parts = [self.type.text]
+        if self.value is not _NO_VALUE and self.type not in (
+            ErrorType.REQUIRED,
+            ErrorType.FORBIDDEN,
+            ErrorType.TOO_LONG,
+            ErrorType.TOO_MANY,
+        ):
+            parts.append(_render_value(self.value))
+        if self.detail:
+            parts.append(self.detail)
+        return ": ".join(parts)
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message()}"
+
+
+def _render_value(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return str(value)
+    text = json.dumps(value, default=str, separators=(",", ":"))
+    return text if len(text) <= 256 else text[:253] + "..."
+
+
+def required(field: str, detail: str = "") -> FieldError:
+    return FieldError(ErrorType.REQUIRED, field, detail)
+
+
+def invalid(field: str, value: Any, detail: str) -> FieldError:
+    return FieldError(ErrorType.INVALID, field, detail, value)
+
+
+def not_supported(field: str, value: Any, supported: list[str]) -> FieldError:
+    detail = "supported values: " + ", ".join(json.dumps(s) for s in supported)
+    return FieldError(ErrorType.NOT_SUPPORTED, field, detail, value)
+
+
+def duplicate(field: str, value: Any) -> FieldError:
+    return FieldError(ErrorType.DUPLICATE, field, "", value)
+
+
+def forbidden(field: str, detail: str) -> FieldError:
+    return FieldError(ErrorType.FORBIDDEN, field, detail)
+
+
+def too_long(field: str, max_length: int) -> FieldError:
+    return FieldError(
+        ErrorType.TOO_LONG, field, f"may not be more than {max_length} bytes", _NO_VALUE
+    )
+
+
+def too_many(field: str, actual: int, max_items: int) -> FieldError:
+    return FieldError(
+        ErrorType.TOO_MANY, field, f"must have at most {max_items} items (has {actual})"
+    )
+
+
+def type_invalid(field: str, value: Any, detail: str) -> FieldError:
+    return FieldError(ErrorType.TYPE_INVALID, field, detail, value)
+
+
+class Path:
+    """A field path under construction: ``Path("spec").child("devices").index(0)``."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str = "") -> None:
+        self._text = text
+
+    def child(self, name: str) -> Path:
+        return Path(f"{self._text}.{name}" if self._text else name)
+
+    def index(self, i: int) -> Path:
+        return Path(f"{self._text}[{i}]")
+
+    def key(self, k: str) -> Path:
+        return Path(f"{self._text}[{k}]")
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"Path({self._text!r})"

@@ -1,0 +1,1 @@
+"""Validation of ``resource.k8s.io`` kinds: pure functions from typed objects to field errors."""

@@ -1,0 +1,155 @@
+"""Validation rules for device names, attributes, capacities and selectors (upstream limits)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ... import field
+from ...field import FieldError, Path
+from ...names import c_identifier_errors, dns1123_label_errors, dns1123_subdomain_errors
+from ..device import DeviceAttribute, DeviceCapacity, DeviceSelector, NullableDeviceAttribute
+
+DRIVER_NAME_MAX = 63
+POOL_NAME_MAX = 253
+DEVICE_MAX_DOMAIN_LENGTH = 63
+DEVICE_MAX_ID_LENGTH = 32
+ATTRIBUTE_VALUE_MAX = 64
+MAX_ATTRIBUTES_AND_CAPACITIES = 32
+MAX_SELECTORS = 32
+CEL_EXPRESSION_MAX_LENGTH = 10 * 1024
+
+# semver.org 2.0.0, the regular expression the specification recommends.
+_SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+)
+
+
+def validate_driver_name(name: str, path: Path) -> list[FieldError]:
+    """A driver name is a lower-case DNS subdomain of at most 63 characters."""
+    if not name:
+        return [field.required(str(path))]
+    if len(name) > DRIVER_NAME_MAX:
+        return [field.too_long(str(path), DRIVER_NAME_MAX)]
+    return [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(name)]
+
+
+def validate_pool_name(name: str, path: Path) -> list[FieldError]:
+    """One or more DNS subdomains separated by slashes, at most 253 characters."""
+    if not name:
+        return [field.required(str(path))]
+    if len(name) > POOL_NAME_MAX:
+        return [field.too_long(str(path), POOL_NAME_MAX)]
+    errs: list[FieldError] = []
+    for part in name.split("/"):
+        errs += [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(part)]
+    return errs
+
+
+def validate_device_name(name: str, path: Path) -> list[FieldError]:
+    if not name:
+        return [field.required(str(path))]
+    return [field.invalid(str(path), name, e) for e in dns1123_label_errors(name)]
+
+
+def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> list[FieldError]:
+    """``<domain>/<C identifier>``, or a bare C identifier unless ``require_domain``."""
+    if not name:
+        return [field.required(str(path))]
+    parts = name.split("/")
+    if len(parts) > 2:
+        return [field.invalid(str(path), name, "a qualified name must not have more than one slash")]
+    if len(parts) == 1:
+        if require_domain:
+            return [field.required(str(path), "the domain must be set")]
+        ident = parts[0]
+        return [field.invalid(str(path), name, e) for e in c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH)]
+    domain, ident = parts
+    errs: list[FieldError] = []
+    if not domain:
+        errs.append(field.required(str(path), "the domain must not be empty"))
+    elif len(domain) > DEVICE_MAX_DOMAIN_LENGTH:
+        errs.append(field.too_long(str(path), DEVICE_MAX_DOMAIN_LENGTH))
+    else:
+        errs += [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(domain)]
+    errs += [field.invalid(str(path), name, e) for e in c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH)]
+    return errs
+
+
+def validate_attribute_value(attr: DeviceAttribute, path: Path) -> list[FieldError]:
+    """Exactly one value, strings and versions at most 64 bytes, versions valid semver."""
+    values = _set_values(attr)
+    if len(values) != 1:
+        return [field.invalid(str(path), _present(attr), "exactly one value must be specified")]
+    errs: list[FieldError] = []
+    if attr.string is not None and len(attr.string.encode()) > ATTRIBUTE_VALUE_MAX:
+        errs.append(field.too_long(str(path.child("string")), ATTRIBUTE_VALUE_MAX))
+    if attr.version is not None:
+        if len(attr.version.encode()) > ATTRIBUTE_VALUE_MAX:
+            errs.append(field.too_long(str(path.child("version")), ATTRIBUTE_VALUE_MAX))
+        elif not _SEMVER.match(attr.version):
+            errs.append(field.invalid(str(path.child("version")), attr.version, "must be a string compatible with semver.org spec 2.0.0"))
+    return errs
+
+
+def _set_values(attr: DeviceAttribute) -> list[str]:
+    names = ["int_", "bool_", "string", "version"]
+    if isinstance(attr, NullableDeviceAttribute):
+        names.append("null")
+    return [n for n in names if getattr(attr, n) is not None]
+
+
+def _present(attr: DeviceAttribute) -> list[str]:
+    return [n.rstrip("_") for n in _set_values(attr)]
+
+
+def validate_attributes_and_capacity(
+    attributes: Mapping[str, DeviceAttribute],
+    capacity: Mapping[str, DeviceCapacity],
+    path: Path,
+    *,
+    require_domain: bool,
+) -> list[FieldError]:
+    errs: list[FieldError] = []
+    attr_path = path.child("attributes")
+    for name, attr in attributes.items():
+        errs += validate_qualified_name(name, attr_path.key(name), require_domain=require_domain)
+        errs += validate_attribute_value(attr, attr_path.key(name))
+    cap_path = path.child("capacity")
+    for name in capacity:
+        errs += validate_qualified_name(name, cap_path.key(name), require_domain=require_domain)
+    total = len(attributes) + len(capacity)
+    if total > MAX_ATTRIBUTES_AND_CAPACITIES:
+        errs.append(
+            field.invalid(
+                str(path),
+                total,
+                f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES}",
+            )
+        )
+    return errs
+
+
+def validate_selectors(selectors: list[DeviceSelector], path: Path) -> list[FieldError]:
+    """Each selector must carry a CEL expression within the length limit.
+
+    Compiling the expression and checking its estimated cost belongs to the CEL layer;
+    it plugs in here once that layer exists.
+    """
+    errs: list[FieldError] = []
+    if len(selectors) > MAX_SELECTORS:
+        errs.append(field.too_many(str(path), len(selectors), MAX_SELECTORS))
+    for i, selector in enumerate(selectors):
+        p = path.index(i)
+        if selector.cel is None:
+            errs.append(field.required(str(p.child("cel"))))
+            continue
+        expr_path = p.child("cel").child("expression")
+        expression = selector.cel.expression
+        if not expression.strip():
+            errs.append(field.required(str(expr_path)))
+        elif len(expression) > CEL_EXPRESSION_MAX_LENGTH:
+            errs.append(field.too_long(str(expr_path), CEL_EXPRESSION_MAX_LENGTH))
+    return errs

@@ -1,0 +1,60 @@
+"""Validation of ResourceSlicePatch (KEP-5027)."""
+
+from __future__ import annotations
+
+from ... import field
+from ...field import FieldError, Path
+from ...names import dns1123_subdomain_errors
+from ..resourceslicepatch import ResourceSlicePatch, ResourceSlicePatchStatus
+from ...metavalidation import validate_conditions
+from .device import (
+    validate_attributes_and_capacity,
+    validate_device_name,
+    validate_driver_name,
+    validate_pool_name,
+    validate_selectors,
+)
+
+PRIORITY_MIN = -(2**31)
+PRIORITY_MAX = 2**31 - 1
+
+
+def validate_resource_slice_patch(patch: ResourceSlicePatch) -> list[FieldError]:
+    devices = patch.spec.devices
+    path = Path("spec").child("devices")
+    errs: list[FieldError] = []
+    if devices.filter is not None:
+        fpath = path.child("filter")
+        flt = devices.filter
+        if flt.device_class_name is not None:
+            errs += [
+                field.invalid(str(fpath.child("deviceClassName")), flt.device_class_name, e)
+                for e in dns1123_subdomain_errors(flt.device_class_name)
+            ]
+        if flt.driver is not None:
+            errs += validate_driver_name(flt.driver, fpath.child("driver"))
+        if flt.pool is not None:
+            errs += validate_pool_name(flt.pool, fpath.child("pool"))
+        if flt.device is not None:
+            errs += validate_device_name(flt.device, fpath.child("device"))
+        errs += validate_selectors(flt.selectors or [], fpath.child("selectors"))
+    if devices.priority is not None and not PRIORITY_MIN <= devices.priority <= PRIORITY_MAX:
+        errs.append(
+            field.invalid(str(path.child("priority")), devices.priority, "must be a 32-bit integer")
+        )
+    errs += validate_attributes_and_capacity(
+        devices.attributes or {}, devices.capacity or {}, path, require_domain=True
+    )
+    return errs
+
+
+def validate_resource_slice_patch_status(status: ResourceSlicePatchStatus | None) -> list[FieldError]:
+    if status is None:
+        return []
+    path = Path("status")
+    errs: list[FieldError] = []
+    for name, value in (("observedGeneration", status.observed_generation), ("matchedDevices", status.matched_devices)):
+        if value is not None and value < 0:
+            errs.append(field.invalid(str(path.child(name)), value, "must be greater than or equal to 0"))
+    errs += validate_conditions(status.conditions or [], path.child("conditions"))
+    return errs

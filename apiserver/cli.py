@@ -1,0 +1,65 @@
+"""The command line: ``python -m apiserver serve ...`` (also installed as ``dra-apiserver``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .registry import DEFAULT_GROUP
+from .server.app import ServerSettings
+from .server.serve import ServeOptions, serve
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m apiserver", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    s = commands.add_parser("serve", help="run the API server")
+    s.add_argument("--bind-address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    s.add_argument("--secure-port", type=int, default=6443, help="HTTPS port (default 6443)")
+    s.add_argument(
+        "--storage",
+        default="sqlite:///data/apiserver.db",
+        help="storage URL: sqlite:///relative/path or sqlite:////absolute/path (default sqlite:///data/apiserver.db)",
+    )
+    s.add_argument("--cert-dir", default="certs", help="where the CA and serving certificate live or are generated")
+    s.add_argument("--tls-san", action="append", default=[], help="extra DNS name or IP for the serving certificate")
+    s.add_argument("--kubeconfig-out", help="write a kubeconfig for the admin user to this path")
+    s.add_argument("--mode", choices=["standalone", "aggregated"], default="standalone")
+    s.add_argument("--group", default=DEFAULT_GROUP, help=f"API group to serve (default {DEFAULT_GROUP})")
+    s.add_argument("--token-auth-file", help="CSV of token,user,uid[,groups]; generated in --cert-dir if absent")
+    s.add_argument("--watch-history", type=int, default=10_000, help="revisions of history kept for watches")
+    s.add_argument("--min-request-timeout", type=float, default=1800.0, help="default watch timeout in seconds")
+    s.add_argument("--bookmark-interval", type=float, default=60.0, help="seconds between watch bookmarks")
+    s.add_argument("--max-request-body-bytes", type=int, default=3 * 1024 * 1024)
+    s.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    s.add_argument("--access-log", action="store_true", help="log every request")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        options = ServeOptions(
+            bind_address=args.bind_address,
+            secure_port=args.secure_port,
+            storage=args.storage,
+            cert_dir=args.cert_dir,
+            kubeconfig_out=args.kubeconfig_out,
+            mode=args.mode,
+            group=args.group,
+            token_auth_file=args.token_auth_file,
+            watch_history=args.watch_history,
+            tls_san=args.tls_san,
+            log_level=args.log_level,
+            access_log=args.access_log,
+            settings=ServerSettings(
+                max_body_bytes=args.max_request_body_bytes,
+                min_request_timeout=args.min_request_timeout,
+                bookmark_interval=args.bookmark_interval,
+            ),
+        )
+        try:
+            serve(options)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from exc

@@ -1,0 +1,219 @@
+"""Decoding request bodies and checking objects against their kind's model.
+
+``decode_body`` turns JSON or YAML bytes into a dict (400 when malformed).
+``check_object`` parses a dict with the kind's strict model and sorts what it finds into
+unknown fields (handled per ``fieldValidation``: rejected, warned about or dropped) and
+real type errors (422 with a cause per field).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from enum import Enum
+from typing import Any, TypeVar, Union, get_args, get_origin
+
+import orjson
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ..api import field as fielderr
+from ..api.field import FieldError
+from . import errors
+
+M = TypeVar("M", bound=BaseModel)
+
+JSON_TYPES = ("application/json",)
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+
+
+class FieldValidation(Enum):
+    STRICT = "Strict"
+    WARN = "Warn"
+    IGNORE = "Ignore"
+
+    @classmethod
+    def parse(cls, value: str | None) -> FieldValidation:
+        if not value:
+            return cls.WARN
+        for member in cls:
+            if member.value == value:
+                return member
+        raise errors.bad_request(
+            f'fieldValidation must be one of "Ignore", "Warn" or "Strict", got "{value}"'
+        )
+
+
+def media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def decode_body(body: bytes, content_type: str | None) -> dict[str, Any]:
+    """Parse a JSON or YAML request body into a JSON object."""
+    kind = media_type(content_type)
+    if not body.strip():
+        raise errors.bad_request("the request body is empty; an object was expected")
+    try:
+        if kind in YAML_TYPES or kind.endswith("+yaml"):
+            value = yaml.load(body, Loader=_JSONCompatibleLoader)
+        else:
+            value = orjson.loads(body)
+    except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise errors.bad_request(f"the request body could not be decoded: {_short(str(exc))}") from exc
+    if not isinstance(value, dict):
+        raise errors.bad_request(
+            f"the request body must be a JSON object, not {_json_type(value)}"
+        )
+    return value
+
+
+class _JSONCompatibleLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML that yields only JSON types: timestamps stay strings, as in Kubernetes."""
+
+
+_JSONCompatibleLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _short(text: str) -> str:
+    return text if len(text) < 300 else text[:297] + "..."
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null"
+
+
+def check_object(obj: dict[str, Any], model: type[M]) -> tuple[M | None, list[str], list[FieldError]]:
+    """Parse ``obj`` strictly. Returns the model (None on errors), unknown field paths, errors.
+
+    Unknown fields are removed from ``obj`` as they are found, so that after a call the
+    dict holds only known fields (what Warn and Ignore store).
+    """
+    unknown: list[str] = []
+    for _ in range(2):
+        try:
+            return model.model_validate(obj), unknown, []
+        except ValidationError as exc:
+            field_errors: list[FieldError] = []
+            extra = []
+            for err in exc.errors(include_url=False):
+                loc = tuple(err["loc"])
+                if err["type"] == "extra_forbidden":
+                    extra.append(loc)
+                else:
+                    field_errors.append(_to_field_error(model, loc, err))
+            for loc in extra:
+                parent = render_loc(model, loc[:-1])
+                unknown.append(f"{parent}.{loc[-1]}" if parent else str(loc[-1]))
+                _remove(obj, loc)
+            if field_errors:
+                return None, unknown, field_errors
+            if not extra:
+                raise
+    return None, unknown, [fielderr.invalid("", None, "the object could not be validated")]
+
+
+def _remove(obj: Any, loc: tuple[Any, ...]) -> None:
+    cur = obj
+    for part in loc[:-1]:
+        try:
+            cur = cur[part]
+        except (KeyError, IndexError, TypeError):
+            return
+    if isinstance(cur, dict):
+        cur.pop(loc[-1], None)
+
+
+_TYPE_NAMES = {
+    "int_type": "integer",
+    "int_parsing": "integer",
+    "string_type": "string",
+    "bool_type": "boolean",
+    "float_type": "number",
+    "dict_type": "object",
+    "model_type": "object",
+    "model_attributes_type": "object",
+    "list_type": "array",
+}
+
+
+def _to_field_error(model: type[BaseModel], loc: tuple[Any, ...], err: Any) -> FieldError:
+    path = render_loc(model, loc)
+    kind = err["type"]
+    value = err.get("input")
+    if kind == "missing":
+        return fielderr.required(path)
+    if kind in _TYPE_NAMES:
+        return fielderr.type_invalid(path, _plain(value), f"{path} in body must be of type {_TYPE_NAMES[kind]}")
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        values = [v.strip().strip("'") for v in str(expected).replace(" or ", ",").split(",") if v.strip()]
+        return fielderr.not_supported(path, _plain(value), values)
+    message = str(err.get("msg", "invalid value"))
+    if message.startswith("Value error, "):
+        message = message[len("Value error, ") :]
+    return fielderr.invalid(path, _plain(value), message)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict | list):
+        return "object" if isinstance(value, dict) else "array"
+    return value
+
+
+def render_loc(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """A pydantic error location as a Kubernetes field path, e.g. ``spec.attributes[a/b].int``.
+
+    Walks the model's types so map keys render in brackets and field names use their
+    wire (camelCase) names.
+    """
+    out = ""
+    current: Any = model
+    for part in loc:
+        current = _unwrap_optional(current)
+        origin = get_origin(current)
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            name, current = _model_field(current, str(part))
+            if name is None:
+                continue  # a union branch or validator name, not a field
+            out = f"{out}.{name}" if out else name
+        elif origin is dict:
+            out += f"[{part}]"
+            current = get_args(current)[1]
+        elif origin is list:
+            out += f"[{part}]"
+            current = get_args(current)[0]
+        elif isinstance(part, int):
+            out += f"[{part}]"
+        elif out == "" or current is None:
+            out = f"{out}.{part}" if out else str(part)
+    return out
+
+
+def _unwrap_optional(tp: Any) -> Any:
+    origin = get_origin(tp)
+    if origin is typing.Annotated:
+        return _unwrap_optional(get_args(tp)[0])
+    if origin in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return _unwrap_optional(args[0])
+    return tp
+
+
+def _model_field(model: type[BaseModel], part: str) -> tuple[str | None, Any]:
+    for name, info in model.model_fields.items():
+        wire = info.alias or name
+        if part in (wire, name):
+            return wire, info.annotation
+    return None, None

@@ -1,0 +1,321 @@
+"""OpenAPI v2 and v3 documents generated from the kinds' pydantic models.
+
+Good enough for ``kubectl explain`` (v3 paths and schemas tagged with
+``x-kubernetes-group-version-kind``), for kubectl's server-side field validation
+(``fieldValidation`` declared on PATCH) and for client generators. Only the patch types
+we implement are advertised: JSON patch, merge patch and apply; never strategic merge.
+
+Schemas are rewritten from pydantic's JSON Schema into the OpenAPI dialect Kubernetes
+uses: definitions named ``io.k8s.api.<group>.<version>.<Type>``, ``$ref`` with siblings
+wrapped in ``allOf``, nullable unions collapsed, quantities as ``Quantity``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+
+from .patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH
+from .resource import ResourceType
+
+META = "io.k8s.apimachinery.pkg.apis.meta.v1"
+QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_META_MODULE = "apiserver.api.meta"
+
+
+@dataclass(frozen=True)
+class ServedKind:
+    resource: ResourceType
+    model: type[BaseModel]
+    has_status: bool
+
+
+def _group_prefix(group: str) -> str:
+    base = group.split(".")[0] if group.endswith(".k8s.io") else group
+    return "io.k8s.api." + (base or "core")
+
+
+def _schema_names(kind: ServedKind, defs: dict[str, Any]) -> dict[str, str]:
+    """Map pydantic definition names to Kubernetes-style qualified names."""
+    prefix = f"{_group_prefix(kind.resource.group)}.{kind.resource.version}"
+    modules = _model_modules(kind.model)
+    names = {}
+    for name in defs:
+        module = modules.get(name, "")
+        names[name] = f"{META}.{name}" if module == _META_MODULE else f"{prefix}.{name}"
+    return names
+
+
+def _model_modules(model: type[BaseModel]) -> dict[str, str]:
+    """Class name -> module of every model reachable from ``model``."""
+    seen: dict[str, str] = {}
+
+    def visit(tp: Any) -> None:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if tp.__name__ in seen:
+                return
+            seen[tp.__name__] = tp.__module__
+            for info in tp.model_fields.values():
+                visit(info.annotation)
+        for arg in getattr(tp, "__args__", ()) or ():
+            visit(arg)
+
+    visit(model)
+    return seen
+
+
+def _convert(node: Any, names: dict[str, str], ref_base: str) -> Any:
+    """Rewrite one pydantic JSON Schema node into the Kubernetes OpenAPI dialect."""
+    if isinstance(node, list):
+        return [_convert(n, names, ref_base) for n in node]
+    if not isinstance(node, dict):
+        return node
+    node = dict(node)
+    if node.get("x-k8s-quantity"):
+        return {"$ref": ref_base + QUANTITY}
+    any_of = node.pop("anyOf", None)
+    if any_of is not None:
+        options = [o for o in any_of if o != {"type": "null"}]
+        if len(options) == 1:
+            merged = dict(options[0])
+            for key, value in node.items():
+                merged.setdefault(key, value)
+            node = merged
+        else:
+            node["anyOf"] = options
+    for drop in ("title", "additionalProperties") if node.get("additionalProperties") is False else ("title",):
+        node.pop(drop, None)
+    if "default" in node and node["default"] is None:
+        node.pop("default")
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "$ref":
+            out[key] = ref_base + names[value.rsplit("/", 1)[-1]]
+        elif key in ("properties", "$defs"):
+            out[key] = {k: _convert(v, names, ref_base) for k, v in value.items()}
+        else:
+            out[key] = _convert(value, names, ref_base)
+    if out.get("type") == "integer":
+        out.setdefault("format", "int64")
+    if "$ref" in out and len(out) > 1:
+        ref = out.pop("$ref")
+        out = {"allOf": [{"$ref": ref}], **out}
+    return out
+
+
+def _kind_schemas(kind: ServedKind, ref_base: str) -> dict[str, Any]:
+    raw = kind.model.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
+    defs = raw.pop("$defs", {})
+    defs[kind.model.__name__] = raw
+    names = _schema_names(kind, defs)
+    schemas = {names[n]: _convert(s, names, ref_base) for n, s in defs.items()}
+    resource = kind.resource
+    gvk = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    top = schemas[names[kind.model.__name__]]
+    top["x-kubernetes-group-version-kind"] = [gvk]
+    top.setdefault("required", [])
+    list_name = f"{_group_prefix(resource.group)}.{resource.version}.{resource.list_kind}"
+    schemas[list_name] = {
+        "description": f"{resource.list_kind} is a collection of {resource.kind} objects.",
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"type": "string", "description": "APIVersion of this representation."},
+            "kind": {"type": "string", "description": "Kind of this representation."},
+            "items": {
+                "type": "array",
+                "description": f"Items is the list of {resource.kind} objects.",
+                "items": {"$ref": ref_base + names[kind.model.__name__]},
+            },
+            "metadata": {"allOf": [{"$ref": ref_base + f"{META}.ListMeta"}], "description": "Standard list metadata."},
+        },
+        "x-kubernetes-group-version-kind": [{**gvk, "kind": resource.list_kind}],
+    }
+    return schemas
+
+
+def _common_schemas(ref_base: str) -> dict[str, Any]:
+    return {
+        QUANTITY: {
+            "description": "A fixed-point number, like 80Gi, 500m or 4; also accepted as a JSON number.",
+            "type": "string",
+        },
+        f"{META}.ListMeta": {
+            "description": "Metadata of a list: its resourceVersion and continue token.",
+            "type": "object",
+            "properties": {
+                "continue": {"type": "string", "description": "Token to request the next page."},
+                "remainingItemCount": {"type": "integer", "format": "int64"},
+                "resourceVersion": {"type": "string", "description": "Version of the collection."},
+                "selfLink": {"type": "string"},
+            },
+        },
+        f"{META}.Status": {
+            "description": "The result of an operation that does not return an object, and every error.",
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "code": {"type": "integer", "format": "int32"},
+                "details": {"type": "object"},
+                "message": {"type": "string"},
+                "metadata": {"allOf": [{"$ref": ref_base + f"{META}.ListMeta"}]},
+                "reason": {"type": "string"},
+                "status": {"type": "string"},
+            },
+            "x-kubernetes-group-version-kind": [{"group": "", "version": "v1", "kind": "Status"}],
+        },
+    }
+
+
+def _param(name: str, description: str, schema_type: str = "string") -> dict[str, Any]:
+    return {"name": name, "in": "query", "description": description, "schema": {"type": schema_type, "uniqueItems": True}}
+
+
+_DRY_RUN = _param("dryRun", "When present, modifications are not persisted. The only valid value is All.")
+_FIELD_MANAGER = _param("fieldManager", "A name for the actor making the change, for field ownership.")
+_FIELD_VALIDATION = _param(
+    "fieldValidation", "How to treat unknown fields in the body: Ignore, Warn (default) or Strict."
+)
+_FORCE = _param("force", "Force an apply to take over conflicting fields.", "boolean")
+_LIST_PARAMS = [
+    _param("allowWatchBookmarks", "Ask for BOOKMARK events in a watch.", "boolean"),
+    _param("continue", "Token from a previous page of results."),
+    _param("fieldSelector", "Restrict results by fields, e.g. metadata.name=x."),
+    _param("labelSelector", "Restrict results by labels."),
+    _param("limit", "Maximum number of results in a page.", "integer"),
+    _param("resourceVersion", "Where a list or watch starts; see the Kubernetes API concepts."),
+    _param("resourceVersionMatch", "How resourceVersion applies to a list: Exact or NotOlderThan."),
+    _param("sendInitialEvents", "Stream the current state as ADDED events first (watch-list).", "boolean"),
+    _param("timeoutSeconds", "Timeout of a list or watch call.", "integer"),
+    _param("watch", "Watch for changes instead of listing.", "boolean"),
+]
+
+
+def _operation(
+    resource: ResourceType, action: str, op_id: str, ref: str, *, params: list[dict[str, Any]], body: list[str] | None = None
+) -> dict[str, Any]:
+    response = {"description": "OK", "content": {"application/json": {"schema": {"$ref": ref}}}}
+    op: dict[str, Any] = {
+        "operationId": op_id,
+        "tags": [f"{resource.group or 'core'}_{resource.version}"],
+        "parameters": params,
+        "responses": {"200": response, "401": {"description": "Unauthorized"}},
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": {"group": resource.group, "version": resource.version, "kind": resource.kind},
+    }
+    if body:
+        op["requestBody"] = {"required": True, "content": {t: {"schema": {"$ref": ref}} for t in body}}
+    return op
+
+
+def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
+    resource = kind.resource
+    model_ref = ref_base + f"{_group_prefix(resource.group)}.{resource.version}.{kind.model.__name__}"
+    list_ref = ref_base + f"{_group_prefix(resource.group)}.{resource.version}.{resource.list_kind}"
+    status_ref = ref_base + f"{META}.Status"
+    root = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+    name_param = {"name": "name", "in": "path", "required": True, "description": f"name of the {resource.kind}", "schema": {"type": "string"}}
+    ns_param = {"name": "namespace", "in": "path", "required": True, "description": "object name and auth scope", "schema": {"type": "string"}}
+    k = resource.kind
+    write = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
+    patch_types = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
+    collections = [(f"{root}/{resource.plural}", [])]
+    if resource.namespaced:
+        collections = [(f"{root}/namespaces/{{namespace}}/{resource.plural}", [ns_param])]
+    paths: dict[str, Any] = {}
+    for base, scope in collections:
+        suffix = "Namespaced" if scope else ""
+        paths[base] = {
+            "parameters": scope,
+            "get": _operation(resource, "list", f"list{suffix}{k}", list_ref, params=_LIST_PARAMS),
+            "post": _operation(resource, "post", f"create{suffix}{k}", model_ref, params=write, body=["application/json", "application/yaml"]),
+            "delete": _operation(resource, "deletecollection", f"deleteCollection{suffix}{k}", status_ref, params=[_DRY_RUN, *_LIST_PARAMS]),
+        }
+        item = {
+            "parameters": [name_param, *scope],
+            "get": _operation(resource, "get", f"read{suffix}{k}", model_ref, params=[]),
+            "put": _operation(resource, "put", f"replace{suffix}{k}", model_ref, params=write, body=["application/json", "application/yaml"]),
+            "patch": _operation(resource, "patch", f"patch{suffix}{k}", model_ref, params=[*write, _FORCE], body=patch_types),
+            "delete": _operation(resource, "delete", f"delete{suffix}{k}", status_ref, params=[_DRY_RUN]),
+        }
+        paths[f"{base}/{{name}}"] = item
+        if kind.has_status:
+            paths[f"{base}/{{name}}/status"] = {
+                "parameters": [name_param, *scope],
+                "get": _operation(resource, "get", f"read{suffix}{k}Status", model_ref, params=[]),
+                "put": _operation(resource, "put", f"replace{suffix}{k}Status", model_ref, params=write, body=["application/json"]),
+                "patch": _operation(resource, "patch", f"patch{suffix}{k}Status", model_ref, params=[*write, _FORCE], body=patch_types),
+            }
+    if resource.namespaced:
+        paths[f"{root}/{resource.plural}"] = {
+            "get": _operation(resource, "list", f"list{k}ForAllNamespaces", list_ref, params=_LIST_PARAMS)
+        }
+    return paths
+
+
+def v3_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
+    ref_base = "#/components/schemas/"
+    schemas: dict[str, Any] = _common_schemas(ref_base)
+    paths: dict[str, Any] = {}
+    for kind in kinds:
+        schemas.update(_kind_schemas(kind, ref_base))
+        paths.update(_paths(kind, ref_base))
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": title, "version": "v0.1.0"},
+        "paths": dict(sorted(paths.items())),
+        "components": {"schemas": dict(sorted(schemas.items()))},
+    }
+
+
+def v2_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
+    """Swagger 2.0: the same content, with parameters and bodies in the v2 shape."""
+    ref_base = "#/definitions/"
+    definitions: dict[str, Any] = _common_schemas(ref_base)
+    paths: dict[str, Any] = {}
+    for kind in kinds:
+        definitions.update(_kind_schemas(kind, ref_base))
+        for path, item in _paths(kind, ref_base).items():
+            paths[path] = {verb: _v2_operation(op) if verb != "parameters" else [_v2_param(p) for p in op] for verb, op in item.items()}
+    return {
+        "swagger": "2.0",
+        "info": {"title": title, "version": "v0.1.0"},
+        "paths": dict(sorted(paths.items())),
+        "definitions": dict(sorted(definitions.items())),
+    }
+
+
+def _v2_param(param: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in param.items() if k != "schema"}
+    out["type"] = param.get("schema", {}).get("type", "string")
+    if out["type"] == "string":
+        out["uniqueItems"] = True
+    return out
+
+
+def _v2_operation(op: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in op.items() if k not in ("requestBody", "responses", "parameters")}
+    params = [_v2_param(p) for p in op.get("parameters", [])]
+    body = op.get("requestBody")
+    if body:
+        content = body["content"]
+        out["consumes"] = list(content)
+        params.append({"name": "body", "in": "body", "required": True, "schema": next(iter(content.values()))["schema"]})
+    out["parameters"] = params
+    out["produces"] = ["application/json"]
+    out["schemes"] = ["https"]
+    ok = op["responses"]["200"]["content"]["application/json"]["schema"]
+    out["responses"] = {"200": {"description": "OK", "schema": ok}, "401": {"description": "Unauthorized"}}
+    return out
+
+
+def encode(document: dict[str, Any]) -> tuple[bytes, str]:
+    """Deterministic bytes (the same on every replica) and their upper-case SHA-512 hash."""
+    body = orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+    return body, hashlib.sha512(body).hexdigest().upper()

@@ -1,0 +1,42 @@
+"""What a served resource is: its group, version, kind, names, scope and storage keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    group: str
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def qualified_name(self) -> str:
+        """``plural.group``, the form Kubernetes uses in messages."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def key_prefix(self, namespace: str | None = None) -> str:
+        """Storage prefix of the collection, or of one namespace of it.
+
+        The version is not part of the key: like Kubernetes, one stored form per
+        group-resource, whatever version served it.
+        """
+        base = f"/{self.group or 'core'}/{self.plural}/"
+        return f"{base}{namespace}/" if self.namespaced and namespace else base
+
+    def key(self, namespace: str | None, name: str) -> str:
+        return f"{self.key_prefix(namespace)}{name}"

@@ -1,0 +1,231 @@
+"""Label and field selectors, parsed from query strings and matched against objects.
+
+Grammar as in Kubernetes' ``labels.Parse`` and ``fields.ParseSelector``: comma-separated
+requirements that must all hold. Labels support ``=``, ``==``, ``!=``, ``in``, ``notin``,
+existence (``k``, ``!k``) and integer ``>``/``<``; fields support ``=``, ``==``, ``!=`` with
+backslash escapes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..api.names import label_value_errors, qualified_name_errors
+from . import errors
+
+FieldGetter = Callable[[dict[str, Any]], str | None]
+
+
+@dataclass(frozen=True)
+class LabelRequirement:
+    key: str
+    op: str  # "=", "!=", "in", "notin", "exists", "!", ">", "<"
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        value = labels.get(self.key)
+        if self.op in ("=", "in"):
+            return present and value in self.values
+        if self.op in ("!=", "notin"):
+            return not present or value not in self.values
+        if self.op == "exists":
+            return present
+        if self.op == "!":
+            return not present
+        if not present:
+            return False
+        try:
+            actual = int(value or "")
+        except ValueError:
+            return False
+        bound = int(self.values[0])
+        return actual > bound if self.op == ">" else actual < bound
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    requirements: tuple[LabelRequirement, ...] = ()
+
+    def matches(self, labels: Mapping[str, str] | None) -> bool:
+        labels = labels or {}
+        return all(r.matches(labels) for r in self.requirements)
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+
+_TOKEN = re.compile(r"\s*(!=|==|=|!|>|<|\(|\)|,|[^\s!=<>(),]+)")
+
+
+def parse_label_selector(text: str) -> LabelSelector:
+    tokens = [m.group(1) for m in _TOKEN.finditer(text or "")]
+    reqs: list[LabelRequirement] = []
+    i = 0
+
+    def fail(why: str) -> errors.StatusError:
+        return errors.bad_request(f"unable to parse requirement: {why}")
+
+    def word(at: int, what: str) -> str:
+        if at >= len(tokens) or tokens[at] in ("!=", "==", "=", "!", ">", "<", "(", ")", ","):
+            raise fail(f"found '{tokens[at] if at < len(tokens) else 'EOS'}', expected: {what}")
+        return tokens[at]
+
+    while i < len(tokens):
+        if tokens[i] == "!":
+            key = word(i + 1, "identifier after '!'")
+            reqs.append(LabelRequirement(_check_key(key, fail), "!"))
+            i += 2
+        else:
+            key = _check_key(word(i, "identifier"), fail)
+            i += 1
+            if i >= len(tokens) or tokens[i] == ",":
+                reqs.append(LabelRequirement(key, "exists"))
+            elif tokens[i] in ("=", "==", "!="):
+                op = "!=" if tokens[i] == "!=" else "="
+                value = ""
+                if i + 1 < len(tokens) and tokens[i + 1] != ",":
+                    value = word(i + 1, "value")
+                    i += 1
+                reqs.append(LabelRequirement(key, op, (_check_value(value, fail),)))
+                i += 1
+            elif tokens[i] in (">", "<"):
+                value = word(i + 1, "integer value")
+                if not re.fullmatch(r"-?\d+", value):
+                    raise fail(f"for 'Gt', 'Lt' operators, the value must be an integer: {value!r}")
+                reqs.append(LabelRequirement(key, tokens[i], (value,)))
+                i += 2
+            elif tokens[i] in ("in", "notin"):
+                op = tokens[i]
+                if i + 1 >= len(tokens) or tokens[i + 1] != "(":
+                    raise fail(f"found '{tokens[i + 1] if i + 1 < len(tokens) else 'EOS'}', expected: '('")
+                i += 2
+                values: list[str] = []
+                while i < len(tokens) and tokens[i] != ")":
+                    if tokens[i] == ",":
+                        i += 1
+                        continue
+                    values.append(_check_value(tokens[i], fail))
+                    i += 1
+                if i >= len(tokens):
+                    raise fail("found 'EOS', expected: ')'")
+                i += 1
+                reqs.append(LabelRequirement(key, op, tuple(values) or ("",)))
+            else:
+                raise fail(f"found '{tokens[i]}', expected: in, notin, =, ==, !=, gt, lt")
+        if i < len(tokens):
+            if tokens[i] != ",":
+                raise fail(f"found '{tokens[i]}', expected: ','")
+            i += 1
+            if i >= len(tokens):
+                raise fail("found 'EOS', expected: identifier")
+    return LabelSelector(tuple(reqs))
+
+
+def _check_key(key: str, fail: Callable[[str], errors.StatusError]) -> str:
+    problems = qualified_name_errors(key)
+    if problems:
+        raise fail(f"invalid label key {key!r}: {'; '.join(problems)}")
+    return key
+
+
+def _check_value(value: str, fail: Callable[[str], errors.StatusError]) -> str:
+    problems = label_value_errors(value)
+    if problems:
+        raise fail(f"invalid label value: {value!r}: {'; '.join(problems)}")
+    return value
+
+
+@dataclass(frozen=True)
+class FieldRequirement:
+    field: str
+    value: str
+    equal: bool
+
+
+@dataclass(frozen=True)
+class FieldSelector:
+    requirements: tuple[FieldRequirement, ...] = ()
+
+    def matches(self, obj: dict[str, Any], getters: Mapping[str, FieldGetter]) -> bool:
+        for req in self.requirements:
+            actual = getters[req.field](obj) or ""
+            if (actual == req.value) != req.equal:
+                return False
+        return True
+
+    def exact(self, field_name: str) -> str | None:
+        """The value a requirement pins the field to (``field=value``), if any."""
+        for req in self.requirements:
+            if req.field == field_name and req.equal:
+                return req.value
+        return None
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+
+def parse_field_selector(text: str, supported: Mapping[str, FieldGetter]) -> FieldSelector:
+    reqs: list[FieldRequirement] = []
+    for term in _split_unescaped(text or "", ","):
+        if not term.strip():
+            continue
+        for op, equal in (("!=", False), ("==", True), ("=", True)):
+            at = _find_unescaped(term, op)
+            if at >= 0:
+                name = term[:at].strip()
+                value = _unescape(term[at + len(op) :])
+                break
+        else:
+            raise errors.bad_request(f"invalid selector: '{text}'; can't understand '{term}'")
+        if name not in supported:
+            raise errors.bad_request(f'field label not supported: {name}')
+        reqs.append(FieldRequirement(name, value, equal))
+    return FieldSelector(tuple(reqs))
+
+
+def _split_unescaped(text: str, sep: str) -> list[str]:
+    parts, cur, escaped = [], [], False
+    for ch in text:
+        if escaped:
+            cur.append("\\" + ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == sep:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _find_unescaped(text: str, op: str) -> int:
+    i = 0
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text.startswith(op, i):
+            return i
+        i += 1
+    return -1
+
+
+def _unescape(value: str) -> str:
+    out, escaped = [], False
+    for ch in value:
+        if escaped:
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        else:
+            out.append(ch)
+    return "".join(out)

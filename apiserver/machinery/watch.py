@@ -1,0 +1,162 @@
+"""Watch: initial events, live events filtered by selectors, bookmarks and timeouts.
+
+A watch starts in one of two ways. With ``sendInitialEvents`` (or, as Kubernetes does,
+with no resourceVersion or ``0``) it first sends an ADDED event per current object, then,
+if bookmarks are allowed, a BOOKMARK annotated ``k8s.io/initial-events-end`` at the
+revision of that state (the watch-list protocol that current kubectl and informers use).
+Otherwise it starts right after the given resourceVersion. A revision that history no
+longer holds ends the stream with an ERROR event carrying a 410 Expired Status.
+
+Selectors apply to events the way the Go cacher applies them: an object that stops
+matching is DELETED for this watcher, one that starts matching is ADDED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from ..storage import EventType, RevisionCompactedError, StorageError, StoredObject, WatchEvent
+from . import errors
+from .registry import ListOptions, Registry, parse_resource_version
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+@dataclass(frozen=True)
+class WatchRequest:
+    list_options: ListOptions
+    send_initial_events: bool | None = None
+    allow_bookmarks: bool = False
+    timeout_seconds: float = 1800.0
+    bookmark_interval: float = 60.0
+
+
+@dataclass(frozen=True)
+class WatchItem:
+    """One event to send: an object event, a bookmark at ``revision``, or an error."""
+
+    type: str
+    obj: StoredObject | None = None
+    revision: int = 0
+    initial_end: bool = False
+    error: errors.StatusError | None = None
+
+
+class WatchStream:
+    """A prepared watch: everything that can fail with an HTTP error has been checked."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        namespace: str | None,
+        request: WatchRequest,
+        initial: list[StoredObject] | None,
+        start_revision: int,
+    ) -> None:
+        self.registry = registry
+        self.namespace = namespace
+        self.request = request
+        self.initial = initial
+        self.start_revision = start_revision
+
+    @classmethod
+    async def open(cls, registry: Registry, namespace: str | None, request: WatchRequest) -> WatchStream:
+        opts = request.list_options
+        rv = opts.resource_version
+        send_initial = request.send_initial_events
+        if send_initial is None:
+            send_initial = rv in ("", "0")
+        if send_initial:
+            listed = await registry.list(
+                namespace,
+                ListOptions(
+                    opts.label_selector,
+                    opts.field_selector,
+                    resource_version="" if rv == "0" else rv,
+                    resource_version_match="NotOlderThan" if rv not in ("", "0") else "",
+                ),
+            )
+            return cls(registry, namespace, request, listed.items, listed.revision)
+        start = parse_resource_version(rv) if rv not in ("", "0") else registry.store.revision
+        if start > registry.store.revision:
+            raise errors.timeout(
+                f"Too large resource version: {start}, current: {registry.store.revision}",
+                [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            )
+        return cls(registry, namespace, request, None, start)
+
+    async def items(self) -> AsyncIterator[WatchItem]:
+        deadline = time.monotonic() + self.request.timeout_seconds
+        if self.initial is not None:
+            for stored in self.initial:
+                yield WatchItem("ADDED", stored)
+            if self.request.allow_bookmarks:
+                yield WatchItem("BOOKMARK", revision=self.start_revision, initial_end=True)
+        queue: asyncio.Queue[WatchEvent | BaseException | None] = asyncio.Queue()
+        watch = self.registry.store.watch(self.registry.resource.key_prefix(self.namespace), self.start_revision)
+        pump = asyncio.create_task(_pump(watch, queue))
+        last_bookmark = self.start_revision
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                wait = min(remaining, self.request.bookmark_interval) if self.request.allow_bookmarks else remaining
+                try:
+                    item = await asyncio.wait_for(queue.get(), timeout=wait)
+                except TimeoutError:
+                    progress = watch.progress()
+                    if self.request.allow_bookmarks and progress is not None and progress > last_bookmark:
+                        last_bookmark = progress
+                        yield WatchItem("BOOKMARK", revision=progress)
+                    continue
+                if item is None:
+                    return
+                if isinstance(item, RevisionCompactedError):
+                    yield WatchItem("ERROR", error=errors.expired(str(item)))
+                    return
+                if isinstance(item, StorageError):
+                    yield WatchItem("ERROR", error=errors.unavailable(f"watch failed: {item}"))
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                event_type = self._visible_type(item)
+                if event_type is not None:
+                    yield WatchItem(event_type, item.object)
+        finally:
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pump
+            await watch.close()
+
+    def _visible_type(self, event: WatchEvent) -> str | None:
+        opts = self.request.list_options
+        if opts.label_selector.empty and opts.field_selector.empty:
+            return event.type.value
+        matches = self.registry.matches
+        now = matches(event.object.obj, opts)
+        if event.type is EventType.DELETED:
+            return "DELETED" if now else None
+        before = event.prev is not None and matches(event.prev.obj, opts)
+        if event.type is EventType.ADDED or not before:
+            return "ADDED" if now else None
+        return "MODIFIED" if now else "DELETED"
+
+
+async def _pump(
+    watch: AsyncIterator[WatchEvent] | object, queue: asyncio.Queue[WatchEvent | BaseException | None]
+) -> None:
+    """Move events from the store watch into a queue the stream can wait on with timeouts."""
+    try:
+        async for event in watch:  # type: ignore[union-attr]
+            queue.put_nowait(event)
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # delivered to the stream, which ends with an ERROR event
+        queue.put_nowait(exc)
+        return
+    queue.put_nowait(None)

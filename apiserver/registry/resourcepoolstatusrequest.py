@@ -1,0 +1,87 @@
+"""ResourcePoolStatusRequest (KEP-5677): cluster-scoped, status subresource, short name ``rpsr``.
+
+Like a CertificateSigningRequest, the spec is fixed at creation; ``limit`` defaults to
+the KEP's 100.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..api.field import FieldError
+from ..api.resource.resourcepoolstatusrequest import LIMIT_DEFAULT, ResourcePoolStatusRequest
+from ..api.resource.validation.resourcepoolstatusrequest import (
+    validate_resource_pool_status_request,
+    validate_resource_pool_status_request_status,
+    validate_resource_pool_status_request_update,
+)
+from ..machinery.resource import ResourceType
+from ..machinery.selectors import FieldGetter
+from ..machinery.strategy import Strategy
+from ..machinery.table import Column, path
+
+VERSION = "v1alpha1"
+
+
+def _condition_status(condition_type: str) -> Any:
+    def get(obj: dict[str, Any]) -> str | None:
+        for cond in obj.get("status", {}).get("conditions") or []:
+            if isinstance(cond, dict) and cond.get("type") == condition_type:
+                return str(cond.get("status"))
+        return None
+
+    return get
+
+
+def _pool_count(obj: dict[str, Any]) -> int | None:
+    status = obj.get("status") or {}
+    if status.get("totalMatchingPools") is not None:
+        return int(status["totalMatchingPools"])
+    pools = status.get("pools")
+    return len(pools) if isinstance(pools, list) else None
+
+
+def _spec_driver(obj: dict[str, Any]) -> str | None:
+    value = obj.get("spec", {}).get("driver")
+    return value if isinstance(value, str) else None
+
+
+class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
+    model = ResourcePoolStatusRequest
+    has_status = True
+    columns: ClassVar[tuple[Column, ...]] = (
+        Column("Driver", "string", path("spec", "driver"), "Driver whose pools are reported."),
+        Column("Pool", "string", path("spec", "poolName"), "Pool filter, if any."),
+        Column("Complete", "string", _condition_status("Complete"), "Whether the calculation is done."),
+        Column("Pools", "integer", _pool_count, "Pools matching the request."),
+        Column("Truncated", "boolean", path("status", "truncated"), "More pools matched than the limit.", priority=1),
+    )
+    extra_field_getters: ClassVar[dict[str, FieldGetter]] = {"spec.driver": _spec_driver}
+
+    @classmethod
+    def for_group(cls, group: str) -> ResourcePoolStatusRequestStrategy:
+        return cls(
+            ResourceType(
+                group=group,
+                version=VERSION,
+                kind="ResourcePoolStatusRequest",
+                plural="resourcepoolstatusrequests",
+                singular="resourcepoolstatusrequest",
+                namespaced=False,
+                short_names=("rpsr",),
+            )
+        )
+
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict) and spec.get("limit") is None:
+            spec["limit"] = LIMIT_DEFAULT
+
+    def validate(self, obj: ResourcePoolStatusRequest) -> list[FieldError]:
+        return validate_resource_pool_status_request(obj)
+
+    def validate_update(self, new: ResourcePoolStatusRequest, old: ResourcePoolStatusRequest) -> list[FieldError]:
+        return validate_resource_pool_status_request_update(new, old) or self.validate(new)
+
+    def validate_status(self, obj: ResourcePoolStatusRequest) -> list[FieldError]:
+        return validate_resource_pool_status_request_status(obj.status)

@@ -1,0 +1,53 @@
+"""ResourceSlicePatch (KEP-5027): cluster-scoped, status subresource, short name ``rsp``."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..api.field import FieldError
+from ..api.resource.resourceslicepatch import ResourceSlicePatch
+from ..api.resource.validation.resourceslicepatch import (
+    validate_resource_slice_patch,
+    validate_resource_slice_patch_status,
+)
+from ..machinery.resource import ResourceType
+from ..machinery.strategy import Strategy
+from ..machinery.table import Column, path
+
+VERSION = "v1alpha3"
+
+
+class ResourceSlicePatchStrategy(Strategy[ResourceSlicePatch]):
+    model = ResourceSlicePatch
+    has_status = True
+    columns: ClassVar[tuple[Column, ...]] = (
+        Column("Driver", "string", path("spec", "devices", "filter", "driver"), "Driver whose devices are patched."),
+        Column("Pool", "string", path("spec", "devices", "filter", "pool"), "Pool whose devices are patched."),
+        Column("Device", "string", path("spec", "devices", "filter", "device"), "Device that is patched."),
+        Column("Priority", "integer", path("spec", "devices", "priority"), "Priority among patches of a device."),
+        Column(
+            "Class", "string", path("spec", "devices", "filter", "deviceClassName"),
+            "DeviceClass whose selectors must match.", priority=1,
+        ),
+        Column("Matched", "integer", path("status", "matchedDevices"), "Devices the patch applies to.", priority=1),
+    )
+
+    @classmethod
+    def for_group(cls, group: str) -> ResourceSlicePatchStrategy:
+        return cls(
+            ResourceType(
+                group=group,
+                version=VERSION,
+                kind="ResourceSlicePatch",
+                plural="resourceslicepatches",
+                singular="resourceslicepatch",
+                namespaced=False,
+                short_names=("rsp",),
+            )
+        )
+
+    def validate(self, obj: ResourceSlicePatch) -> list[FieldError]:
+        return validate_resource_slice_patch(obj)
+
+    def validate_status(self, obj: ResourceSlicePatch) -> list[FieldError]:
+        return validate_resource_slice_patch_status(obj.status)

@@ -1,0 +1,1 @@
+"""Assembly: the ASGI app, TLS material, kubeconfig output and the uvicorn runner."""

@@ -1,0 +1,305 @@
+"""The ASGI application: routes, middleware and lifecycle, assembled from the layers below.
+
+Every route answers with Kubernetes shapes (a ``Status`` for every error) and none
+redirects: FastAPI's trailing-slash redirects and its own docs and error bodies are off,
+because the aggregator turns any 3xx into a 502 and clients expect ``Status`` objects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from fastapi import FastAPI
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .. import __version__
+from ..auth import TokenAuthenticator
+from ..machinery import errors
+from ..machinery.discovery import V2_CONTENT_TYPE, Discovery, etag, wants_aggregated
+from ..machinery.handlers import ResourceHandler, json_response, status_response
+from ..machinery.openapi import ServedKind, encode, v2_document, v3_document
+from ..machinery.registry import Registry
+from ..machinery.strategy import Strategy
+from ..storage import Store
+
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+
+
+@dataclass
+class ServerSettings:
+    """What the app needs that is not a kind: limits and timings."""
+
+    max_body_bytes: int = 3 * 1024 * 1024
+    min_request_timeout: float = 1800.0
+    bookmark_interval: float = 60.0
+    kubernetes_version: tuple[str, str] = ("1", "36")
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class APIServer:
+    """The served kinds over one store, and the documents that describe them."""
+
+    def __init__(self, store: Store, strategies: list[Strategy[Any]], settings: ServerSettings) -> None:
+        self.store = store
+        self.settings = settings
+        self.registries = {
+            (s.resource.group, s.resource.version, s.resource.plural): Registry(s, store) for s in strategies
+        }
+        self.handler = ResourceHandler(
+            self.registries,
+            max_body_bytes=settings.max_body_bytes,
+            min_request_timeout=settings.min_request_timeout,
+            bookmark_interval=settings.bookmark_interval,
+        )
+        self.discovery = Discovery((s.resource, s.has_status) for s in strategies)
+        served = [ServedKind(s.resource, s.model, s.has_status) for s in strategies]
+        self.openapi_v2 = encode(v2_document(served, "DRA extension API server"))
+        self.openapi_v3: dict[str, tuple[bytes, str]] = {}
+        by_gv: dict[str, list[ServedKind]] = {}
+        for kind in served:
+            prefix = f"apis/{kind.resource.group}" if kind.resource.group else "api"
+            by_gv.setdefault(f"{prefix}/{kind.resource.version}", []).append(kind)
+        for key, kinds in by_gv.items():
+            self.openapi_v3[key] = encode(v3_document(kinds, "DRA extension API server"))
+        self.openapi_v3_root = orjson.dumps(
+            {
+                "paths": {
+                    key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
+                    for key, (_, digest) in sorted(self.openapi_v3.items())
+                }
+            }
+        )
+        self.ready = False
+
+
+def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> FastAPI:
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await server.store.start()
+        server.ready = True
+        try:
+            yield
+        finally:
+            server.ready = False
+            await server.store.close()
+
+    app = FastAPI(
+        lifespan=lifespan,
+        redirect_slashes=False,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        title="DRA extension API server",
+    )
+    app.router.redirect_slashes = False
+    metrics = _Metrics()
+
+    async def healthz(_request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(_request: Request) -> Response:
+        if not server.ready:
+            return PlainTextResponse("[-]store not ready\nreadyz check failed", status_code=503)
+        return PlainTextResponse("ok")
+
+    async def version(_request: Request) -> Response:
+        major, minor = server.settings.kubernetes_version
+        return json_response(
+            orjson.dumps(
+                {
+                    "major": major,
+                    "minor": minor,
+                    "gitVersion": f"v{major}.{minor}.0-dra-extension.{__version__}",
+                    "gitCommit": "",
+                    "gitTreeState": "",
+                    "buildDate": "",
+                    "goVersion": f"python{platform.python_version()}",
+                    "compiler": "cpython",
+                    "platform": f"{platform.system().lower()}/{platform.machine()}",
+                }
+            )
+        )
+
+    async def metrics_endpoint(_request: Request) -> Response:
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    async def api_root(request: Request) -> Response:
+        if wants_aggregated(request.headers.get("accept")):
+            return _aggregated(request, server.discovery.aggregated_core)
+        return json_response(server.discovery.api_versions)
+
+    async def apis_root(request: Request) -> Response:
+        if wants_aggregated(request.headers.get("accept")):
+            return _aggregated(request, server.discovery.aggregated_apis)
+        return json_response(server.discovery.api_group_list)
+
+    async def api_group(request: Request) -> Response:
+        body = server.discovery.group(request.path_params["group"])
+        return json_response(body) if body is not None else _not_found()
+
+    async def api_group_version(request: Request) -> Response:
+        body = server.discovery.resource_list(request.path_params["group"], request.path_params["version"])
+        return json_response(body) if body is not None else _not_found()
+
+    async def core_version(request: Request) -> Response:
+        body = server.discovery.resource_list("", request.path_params["version"])
+        return json_response(body) if body is not None else _not_found()
+
+    async def group_resources(request: Request) -> Response:
+        p = request.path_params
+        if server.discovery.resource_list(p["group"], p["version"]) is None:
+            return _not_found()
+        return await server.handler.handle(request, p["group"], p["version"], p["rest"].split("/"))
+
+    async def core_resources(request: Request) -> Response:
+        p = request.path_params
+        if server.discovery.resource_list("", p["version"]) is None:
+            return _not_found()
+        return await server.handler.handle(request, "", p["version"], p["rest"].split("/"))
+
+    async def openapi_v2(request: Request) -> Response:
+        body, digest = server.openapi_v2
+        return _cached(request, body, digest)
+
+    async def openapi_v3_root(_request: Request) -> Response:
+        return json_response(server.openapi_v3_root)
+
+    async def openapi_v3_doc(request: Request) -> Response:
+        doc = server.openapi_v3.get(request.path_params["path"])
+        if doc is None:
+            return _not_found()
+        body, digest = doc
+        response = _cached(request, body, digest)
+        if request.query_params.get("hash") == digest:
+            # Never redirect on a stale hash (the aggregator would turn it into a 502).
+            response.headers["Cache-Control"] = "public, immutable"
+            response.headers["Expires"] = "Thu, 31 Dec 2099 23:59:59 GMT"
+        return response
+
+    get = ["GET"]
+    everything = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    app.add_route("/healthz", healthz, get)
+    app.add_route("/livez", healthz, get)
+    app.add_route("/readyz", readyz, get)
+    app.add_route("/version", version, get)
+    app.add_route("/metrics", metrics_endpoint, get)
+    app.add_route("/openapi/v2", openapi_v2, get)
+    app.add_route("/openapi/v3", openapi_v3_root, get)
+    app.add_route("/openapi/v3/{path:path}", openapi_v3_doc, get)
+    app.add_route("/api", api_root, get)
+    app.add_route("/api/{version}", core_version, get)
+    app.add_route("/api/{version}/{rest:path}", core_resources, everything)
+    app.add_route("/apis", apis_root, get)
+    app.add_route("/apis/{group}", api_group, get)
+    app.add_route("/apis/{group}/{version}", api_group_version, get)
+    app.add_route("/apis/{group}/{version}/{rest:path}", group_resources, everything)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 405:
+            return status_response(errors.StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+        if exc.status_code == 404:
+            return _not_found()
+        return status_response(errors.StatusError(exc.status_code, "Unknown", str(exc.detail)))
+
+    @app.exception_handler(errors.StatusError)
+    async def status_error(_request: Request, exc: errors.StatusError) -> Response:
+        return status_response(exc)
+
+    @app.exception_handler(Exception)
+    async def internal_error(_request: Request, exc: Exception) -> Response:
+        return status_response(errors.internal(f"{type(exc).__name__}: {exc}"))
+
+    app.add_middleware(_AuthenticationMiddleware, authenticator=authenticator)  # type: ignore[arg-type]
+    app.add_middleware(_MetricsMiddleware, metrics=metrics)  # type: ignore[arg-type]
+    return app
+
+
+def _not_found() -> Response:
+    return status_response(errors.StatusError(404, "NotFound", "the server could not find the requested resource"))
+
+
+def _cached(request: Request, body: bytes, digest: str) -> Response:
+    tag = f'"{digest}"'
+    if request.headers.get("if-none-match") == tag:
+        return Response(status_code=304, headers={"ETag": tag})
+    return json_response(body, headers={"ETag": tag, "Vary": "Accept"})
+
+
+def _aggregated(request: Request, body: bytes) -> Response:
+    tag = etag(body)
+    if request.headers.get("if-none-match") == tag:
+        return Response(status_code=304, headers={"ETag": tag})
+    return Response(body, media_type=V2_CONTENT_TYPE, headers={"ETag": tag, "Vary": "Accept"})
+
+
+class _Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "apiserver_request_total", "Requests by method and HTTP code.", ["method", "code"], registry=self.registry
+        )
+        self.latency = Histogram(
+            "apiserver_request_duration_seconds",
+            "Time to the response headers, by method.",
+            ["method"],
+            registry=self.registry,
+        )
+
+
+class _MetricsMiddleware:
+    def __init__(self, app: ASGIApp, metrics: _Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        method = scope["method"]
+
+        async def send_and_count(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                self.metrics.requests.labels(method, str(message["status"])).inc()
+                self.metrics.latency.labels(method).observe(time.perf_counter() - start)
+            await send(message)
+
+        await self.app(scope, receive, send_and_count)
+
+
+class _AuthenticationMiddleware:
+    """Bearer tokens; health and version paths are open, as in Kubernetes' default policy."""
+
+    def __init__(self, app: ASGIApp, authenticator: TokenAuthenticator | None) -> None:
+        self.app = app
+        self.authenticator = authenticator
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.authenticator is None or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        header = None
+        for key, value in scope["headers"]:
+            if key == b"authorization":
+                header = value.decode("latin-1")
+                break
+        user = self.authenticator.authenticate(header)
+        if user is None:
+            err = errors.unauthorized()
+            response = json_response(err.body(), 401)
+            await response(scope, receive, send)
+            return
+        scope["user"] = user
+        await self.app(scope, receive, send)
+

@@ -1,0 +1,142 @@
+"""A local CA and a serving certificate for the server, generated when missing.
+
+Keys are ECDSA P-256 (cheap TLS handshakes); the serving certificate names localhost,
+the loopback addresses, this host and any extra names given (e.g. the in-cluster
+Service ``<name>.<namespace>.svc``). Files are written with mode 0600 for keys.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+CA_VALIDITY = datetime.timedelta(days=3650)
+SERVING_VALIDITY = datetime.timedelta(days=365)
+
+
+@dataclass(frozen=True)
+class ServingFiles:
+    ca_cert: Path
+    cert: Path
+    key: Path
+
+
+def _write(path: Path, data: bytes, private: bool = False) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+def _ensure_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    cert_path, key_path = cert_dir / "ca.crt", cert_dir / "ca.key"
+    if cert_path.exists() and key_path.exists():
+        cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+        key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
+        if isinstance(key, ec.EllipticCurvePrivateKey) and cert.not_valid_after_utc > _now():
+            return cert, key
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dra-apiserver-ca")])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(_now() - datetime.timedelta(minutes=5))
+        .not_valid_after(_now() + CA_VALIDITY)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
+                key_encipherment=False, data_encipherment=False, key_agreement=False,
+                encipher_only=False, decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    _write(key_path, _key_pem(key), private=True)
+    _write(cert_path, cert.public_bytes(serialization.Encoding.PEM))
+    return cert, key
+
+
+def _wanted_names(extra: list[str]) -> tuple[set[str], set[ipaddress.IPv4Address | ipaddress.IPv6Address]]:
+    dns = {"localhost", socket.gethostname(), *(n for n in extra if not _is_ip(n))}
+    ips = {ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")}
+    ips |= {ipaddress.ip_address(n) for n in extra if _is_ip(n)}
+    return dns, ips
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _serving_ok(
+    cert_path: Path, key_path: Path, ca: x509.Certificate, dns: set[str], ips: set[ipaddress.IPv4Address | ipaddress.IPv6Address]
+) -> bool:
+    if not (cert_path.exists() and key_path.exists()):
+        return False
+    cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+    if cert.issuer != ca.subject or cert.not_valid_after_utc < _now() + datetime.timedelta(days=1):
+        return False
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    return dns <= set(san.get_values_for_type(x509.DNSName)) and ips <= set(san.get_values_for_type(x509.IPAddress))
+
+
+def ensure_serving_certs(cert_dir: str | Path, extra_names: list[str] | None = None) -> ServingFiles:
+    """The CA and serving certificate in ``cert_dir``, created or renewed as needed."""
+    directory = Path(cert_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_cert, ca_key = _ensure_ca(directory)
+    cert_path, key_path = directory / "apiserver.crt", directory / "apiserver.key"
+    dns, ips = _wanted_names(extra_names or [])
+    if not _serving_ok(cert_path, key_path, ca_cert, dns, ips):
+        key = ec.generate_private_key(ec.SECP256R1())
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dra-apiserver")]))
+            .issuer_name(ca_cert.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(_now() - datetime.timedelta(minutes=5))
+            .not_valid_after(_now() + SERVING_VALIDITY)
+            .add_extension(
+                x509.SubjectAlternativeName(
+                    [x509.DNSName(n) for n in sorted(dns)] + [x509.IPAddress(i) for i in sorted(ips, key=str)]
+                ),
+                critical=False,
+            )
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+            )
+            .sign(ca_key, hashes.SHA256())
+        )
+        _write(key_path, _key_pem(key), private=True)
+        _write(cert_path, cert.public_bytes(serialization.Encoding.PEM))
+    return ServingFiles(directory / "ca.crt", cert_path, key_path)

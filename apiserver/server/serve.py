@@ -1,0 +1,97 @@
+"""Run the server: storage from a URL, TLS material, kubeconfig, uvicorn."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import uvicorn
+
+from ..auth import TokenAuthenticator, generate_token_file
+from ..registry import DEFAULT_GROUP, strategies
+from ..storage import Store
+from ..storage.sqlite import SQLiteStore
+from .app import APIServer, ServerSettings, build_app
+from .certs import ensure_serving_certs
+from .kubeconfig import write_kubeconfig
+
+log = logging.getLogger("apiserver")
+
+
+@dataclass
+class ServeOptions:
+    bind_address: str = "127.0.0.1"
+    secure_port: int = 6443
+    storage: str = "sqlite:///data/apiserver.db"
+    cert_dir: str = "certs"
+    kubeconfig_out: str | None = None
+    mode: str = "standalone"
+    group: str = DEFAULT_GROUP
+    token_auth_file: str | None = None
+    watch_history: int = 10_000
+    tls_san: list[str] = field(default_factory=list)
+    log_level: str = "info"
+    access_log: bool = False
+    settings: ServerSettings = field(default_factory=ServerSettings)
+
+
+def open_store(url: str, *, history: int) -> Store:
+    """A Store for ``sqlite:///relative/path``, ``sqlite:////absolute/path`` or ``sqlite://:memory:``."""
+    if url.startswith("sqlite://"):
+        path = url[len("sqlite://") :]
+        if path.startswith("/"):
+            path = path[1:]
+        if not path:
+            raise ValueError("sqlite storage needs a path, e.g. sqlite:///data/apiserver.db")
+        return SQLiteStore(path, history=history)
+    raise ValueError(f"unsupported storage URL {url!r}; expected sqlite:///PATH")
+
+
+def _server_url(bind_address: str, port: int) -> str:
+    host = "127.0.0.1" if bind_address in ("0.0.0.0", "", "::") else bind_address
+    if ":" in host:
+        host = f"[{host}]"
+    return f"https://{host}:{port}"
+
+
+def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
+    if options.mode != "standalone":
+        raise ValueError(
+            f"--mode {options.mode} is not available yet: aggregated mode arrives with delegated"
+            " authentication; use --mode standalone"
+        )
+    files = ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
+    token_file = Path(options.token_auth_file or Path(options.cert_dir) / "tokens.csv")
+    if not token_file.exists():
+        token = generate_token_file(token_file)
+    else:
+        token = token_file.read_text().split(",", 1)[0].strip()
+    authenticator = TokenAuthenticator.from_file(token_file)
+    if options.kubeconfig_out:
+        write_kubeconfig(
+            options.kubeconfig_out, _server_url(options.bind_address, options.secure_port), files.ca_cert, token
+        )
+    store = open_store(options.storage, history=options.watch_history)
+    server = APIServer(store, strategies(options.group), options.settings)
+    app = build_app(server, authenticator)
+    config = uvicorn.Config(
+        app,
+        host=options.bind_address,
+        port=options.secure_port,
+        ssl_certfile=str(files.cert),
+        ssl_keyfile=str(files.key),
+        log_level=options.log_level,
+        access_log=options.access_log,
+        loop="uvloop",
+        http="httptools",
+        timeout_graceful_shutdown=5,
+        lifespan="on",
+    )
+    return config, server
+
+
+def serve(options: ServeOptions) -> None:
+    config, _server = prepare(options)
+    uvicorn_server = uvicorn.Server(config)
+    uvicorn_server.run()

@@ -1,0 +1,27 @@
+"""Storage: one ``Store`` protocol (revisioned key-value of JSON objects) and its backends."""
+
+from .errors import (
+    KeyExistsError,
+    KeyNotFoundError,
+    PreconditionFailedError,
+    RevisionCompactedError,
+    StorageError,
+    StorageUnavailableError,
+)
+from .interface import EventType, ListPage, Store, StoredObject, Watch, WatchEvent, prefix_end
+
+__all__ = [
+    "EventType",
+    "KeyExistsError",
+    "KeyNotFoundError",
+    "ListPage",
+    "PreconditionFailedError",
+    "RevisionCompactedError",
+    "StorageError",
+    "StorageUnavailableError",
+    "Store",
+    "StoredObject",
+    "Watch",
+    "WatchEvent",
+    "prefix_end",
+]

@@ -1,0 +1,135 @@
+"""The Store protocol: a revisioned key-value store of JSON objects, like etcd.
+
+Every write gets a new, global, monotonically increasing revision, which becomes the
+object's ``metadata.resourceVersion``. Lists can be read at the latest revision or at an
+older one still in history; watches start after any revision still in history, and a
+revision older than that raises ``RevisionCompactedError`` (410 Gone to clients).
+
+Objects cross this boundary as JSON bytes (what is stored and what is served) with the
+parsed form computed lazily, so hot read paths never re-encode an object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from typing import Any, Protocol
+
+import orjson
+
+
+@dataclass(frozen=True, eq=False)
+class StoredObject:
+    """One stored version of an object: its key, revision and JSON bytes."""
+
+    key: str
+    revision: int
+    raw: bytes
+    _parsed: dict[str, Any] | None = field(default=None, repr=False)
+
+    @cached_property
+    def obj(self) -> dict[str, Any]:
+        """The parsed object. Shared between readers: never mutate it, use ``copy()``."""
+        return self._parsed if self._parsed is not None else orjson.loads(self.raw)
+
+    def copy(self) -> dict[str, Any]:
+        """A fresh, mutable parse of the object."""
+        parsed: dict[str, Any] = orjson.loads(self.raw)
+        return parsed
+
+
+class EventType(Enum):
+    ADDED = "ADDED"
+    MODIFIED = "MODIFIED"
+    DELETED = "DELETED"
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """A change. For DELETED, ``object`` is the last state with the deletion's revision."""
+
+    type: EventType
+    object: StoredObject
+    prev: StoredObject | None = None
+
+    @property
+    def revision(self) -> int:
+        return self.object.revision
+
+
+@dataclass(frozen=True)
+class ListPage:
+    """Objects in key order read at one revision; ``more`` if the range holds further keys."""
+
+    items: list[StoredObject]
+    revision: int
+    more: bool
+
+
+class Watch(Protocol):
+    """A stream of events after a revision, in revision order."""
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]: ...
+
+    def progress(self) -> int | None:
+        """A revision up to which every event of this watch has been delivered, if known.
+
+        Used to send bookmarks: a client may resume from it without missing anything.
+        """
+        ...
+
+    async def close(self) -> None: ...
+
+
+class Store(Protocol):
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    @property
+    def revision(self) -> int:
+        """The newest revision this process knows to be committed."""
+        ...
+
+    @property
+    def compacted_revision(self) -> int:
+        """History at or below this revision is gone."""
+        ...
+
+    async def get(self, key: str) -> StoredObject | None: ...
+
+    async def list(
+        self, prefix: str, *, revision: int | None = None, start: str = "", limit: int = 0
+    ) -> ListPage:
+        """Keys under ``prefix`` from ``start`` (inclusive), at most ``limit`` (0: all)."""
+        ...
+
+    async def create(self, key: str, obj: dict[str, Any]) -> StoredObject:
+        """Store a new object; sets its ``metadata.resourceVersion``. Raises KeyExistsError."""
+        ...
+
+    async def update(
+        self, key: str, obj: dict[str, Any], *, expected_revision: int | None
+    ) -> StoredObject:
+        """Replace an object, if it is still at ``expected_revision`` (None: any)."""
+        ...
+
+    async def delete(self, key: str, *, expected_revision: int | None) -> StoredObject:
+        """Remove an object; returns its last state stamped with the deletion revision."""
+        ...
+
+    def watch(self, prefix: str, revision: int) -> Watch:
+        """Events under ``prefix`` after ``revision``. Raises RevisionCompactedError on iteration."""
+        ...
+
+
+def prefix_end(prefix: str) -> str:
+    """The smallest string greater than every string starting with ``prefix``."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def set_resource_version(obj: dict[str, Any], revision: int) -> None:
+    """Stamp the storage revision into the object, as the Kubernetes versioner does."""
+    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
