@@ -14,24 +14,48 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m apiserver", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     s = commands.add_parser("serve", help="run the API server")
-    s.add_argument("--bind-address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    s.add_argument(
+        "--bind-address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
     s.add_argument("--secure-port", type=int, default=6443, help="HTTPS port (default 6443)")
     s.add_argument(
         "--storage",
         default="sqlite:///data/apiserver.db",
         help="storage URL: sqlite:///relative/path or sqlite:////absolute/path (default sqlite:///data/apiserver.db)",
     )
-    s.add_argument("--cert-dir", default="certs", help="where the CA and serving certificate live or are generated")
-    s.add_argument("--tls-san", action="append", default=[], help="extra DNS name or IP for the serving certificate")
+    s.add_argument(
+        "--cert-dir",
+        default="certs",
+        help="where the CA and serving certificate live or are generated",
+    )
+    s.add_argument(
+        "--tls-san",
+        action="append",
+        default=[],
+        help="extra DNS name or IP for the serving certificate",
+    )
     s.add_argument("--kubeconfig-out", help="write a kubeconfig for the admin user to this path")
     s.add_argument("--mode", choices=["standalone", "aggregated"], default="standalone")
-    s.add_argument("--group", default=DEFAULT_GROUP, help=f"API group to serve (default {DEFAULT_GROUP})")
-    s.add_argument("--token-auth-file", help="CSV of token,user,uid[,groups]; generated in --cert-dir if absent")
-    s.add_argument("--watch-history", type=int, default=10_000, help="revisions of history kept for watches")
-    s.add_argument("--min-request-timeout", type=float, default=1800.0, help="default watch timeout in seconds")
-    s.add_argument("--bookmark-interval", type=float, default=60.0, help="seconds between watch bookmarks")
+    s.add_argument(
+        "--group", default=DEFAULT_GROUP, help=f"API group to serve (default {DEFAULT_GROUP})"
+    )
+    s.add_argument(
+        "--token-auth-file",
+        help="CSV of token,user,uid[,groups]; generated in --cert-dir if absent",
+    )
+    s.add_argument(
+        "--watch-history", type=int, default=10_000, help="revisions of history kept for watches"
+    )
+    s.add_argument(
+        "--min-request-timeout", type=float, default=1800.0, help="default watch timeout in seconds"
+    )
+    s.add_argument(
+        "--bookmark-interval", type=float, default=60.0, help="seconds between watch bookmarks"
+    )
     s.add_argument("--max-request-body-bytes", type=int, default=3 * 1024 * 1024)
-    s.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    s.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
     s.add_argument("--access-log", action="store_true", help="log every request")
     return parser
 

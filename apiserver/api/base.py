@@ -30,9 +30,7 @@ class APIModel(BaseModel):
     )
 
 
-_RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
-)
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
 
 
 def _check_time(value: str) -> str:
@@ -48,9 +46,7 @@ Time = Annotated[
 ]
 """An RFC 3339 timestamp, kept as the string that was sent."""
 
-_QUANTITY = re.compile(
-    r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[mkMGTPE]|)$"
-)
+_QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[mkMGTPE]|)$")
 
 
 def _check_quantity(value: Any) -> str | int | float:

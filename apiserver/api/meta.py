@@ -16,7 +16,9 @@ class OwnerReference(APIModel):
     kind: str = Field(description="Kind of the referent.")
     name: str = Field(description="Name of the referent.")
     uid: str = Field(description="UID of the referent.")
-    controller: bool | None = Field(None, description="If true, this reference points to the managing controller.")
+    controller: bool | None = Field(
+        None, description="If true, this reference points to the managing controller."
+    )
     block_owner_deletion: bool | None = Field(
         None, description="If true, the owner cannot be deleted before this reference is removed."
     )
@@ -25,13 +27,21 @@ class OwnerReference(APIModel):
 class ManagedFieldsEntry(APIModel):
     """Which fields a field manager owns, as recorded by server-side apply and updates."""
 
-    manager: str | None = Field(None, description="Identifier of the workflow managing these fields.")
+    manager: str | None = Field(
+        None, description="Identifier of the workflow managing these fields."
+    )
     operation: Literal["Apply", "Update"] | None = Field(
         None, description="The operation that led to this entry: Apply or Update."
     )
-    api_version: str | None = Field(None, description="Version of the resource these fields belong to.")
-    time: Time | None = Field(None, description="When these fields were last changed by this manager.")
-    fields_type: Literal["FieldsV1"] | None = Field(None, description="Format of fieldsV1; only FieldsV1.")
+    api_version: str | None = Field(
+        None, description="Version of the resource these fields belong to."
+    )
+    time: Time | None = Field(
+        None, description="When these fields were last changed by this manager."
+    )
+    fields_type: Literal["FieldsV1"] | None = Field(
+        None, description="Format of fieldsV1; only FieldsV1."
+    )
     fields_v1: dict[str, Any] | None = Field(
         None, alias="fieldsV1", description="The set of owned fields, in FieldsV1 format."
     )
@@ -41,24 +51,41 @@ class ManagedFieldsEntry(APIModel):
 class ObjectMeta(APIModel):
     """Standard object metadata."""
 
-    name: str | None = Field(None, description="Name must be unique within a namespace (or cluster for cluster-scoped kinds).")
-    generate_name: str | None = Field(
-        None, description="Optional prefix the server uses to generate a unique name if name is empty."
+    name: str | None = Field(
+        None,
+        description="Name must be unique within a namespace (or cluster for cluster-scoped kinds).",
     )
-    namespace: str | None = Field(None, description="Namespace of a namespaced object; empty for cluster-scoped kinds.")
+    generate_name: str | None = Field(
+        None,
+        description="Optional prefix the server uses to generate a unique name if name is empty.",
+    )
+    namespace: str | None = Field(
+        None, description="Namespace of a namespaced object; empty for cluster-scoped kinds."
+    )
     self_link: str | None = Field(None, description="Deprecated; not set by this server.")
     uid: str | None = Field(None, description="Unique identifier set by the server on creation.")
     resource_version: str | None = Field(
         None, description="Opaque version of this object, for optimistic concurrency and watches."
     )
-    generation: int | None = Field(None, description="Sequence number of the desired state (spec); set by the server.")
-    creation_timestamp: Time | None = Field(None, description="When the object was created; set by the server.")
-    deletion_timestamp: Time | None = Field(
-        None, description="When deletion was requested; the object goes once its finalizers are removed."
+    generation: int | None = Field(
+        None, description="Sequence number of the desired state (spec); set by the server."
     )
-    deletion_grace_period_seconds: int | None = Field(None, description="Grace period of a requested deletion.")
-    labels: dict[str, str] | None = Field(None, description="Map of string keys and values for selecting objects.")
-    annotations: dict[str, str] | None = Field(None, description="Unstructured key/value data for tools.")
+    creation_timestamp: Time | None = Field(
+        None, description="When the object was created; set by the server."
+    )
+    deletion_timestamp: Time | None = Field(
+        None,
+        description="When deletion was requested; the object goes once its finalizers are removed.",
+    )
+    deletion_grace_period_seconds: int | None = Field(
+        None, description="Grace period of a requested deletion."
+    )
+    labels: dict[str, str] | None = Field(
+        None, description="Map of string keys and values for selecting objects."
+    )
+    annotations: dict[str, str] | None = Field(
+        None, description="Unstructured key/value data for tools."
+    )
     owner_references: list[OwnerReference] | None = Field(
         None,
         description="Objects this object depends on.",
@@ -78,13 +105,17 @@ class Condition(APIModel):
     """One aspect of the current state of an object."""
 
     type: str = Field(description="Type of condition in CamelCase or in foo.example.com/CamelCase.")
-    status: Literal["True", "False", "Unknown"] = Field(description="Status of the condition: True, False or Unknown.")
+    status: Literal["True", "False", "Unknown"] = Field(
+        description="Status of the condition: True, False or Unknown."
+    )
     observed_generation: int | None = Field(
         None, description="The metadata.generation the condition was set for."
     )
     last_transition_time: Time = Field(description="Last time the condition changed status.")
     reason: str = Field(description="Programmatic identifier in CamelCase for the last transition.")
-    message: str = Field("", description="Human-readable message about the transition; may be empty.")
+    message: str = Field(
+        "", description="Human-readable message about the transition; may be empty."
+    )
 
 
 CONDITIONS_SCHEMA_EXTRA: dict[str, Any] = {

@@ -29,13 +29,16 @@ def validate_object_meta(
     *,
     namespaced: bool,
     name_errors: NameValidator = dns1123_subdomain_errors,
-    path: Path = Path("metadata"),
+    path: Path | None = None,
 ) -> list[FieldError]:
+    path = path or Path("metadata")
     errs: list[FieldError] = []
     if not meta.name:
         errs.append(field.required(str(path.child("name")), "name or generateName is required"))
     else:
-        errs += [field.invalid(str(path.child("name")), meta.name, e) for e in name_errors(meta.name)]
+        errs += [
+            field.invalid(str(path.child("name")), meta.name, e) for e in name_errors(meta.name)
+        ]
     if namespaced:
         if not meta.namespace:
             errs.append(field.required(str(path.child("namespace"))))
@@ -47,7 +50,11 @@ def validate_object_meta(
     elif meta.namespace:
         errs.append(field.forbidden(str(path.child("namespace")), "not allowed on this type"))
     if meta.generation is not None and meta.generation < 0:
-        errs.append(field.invalid(str(path.child("generation")), meta.generation, "must be greater than or equal to 0"))
+        errs.append(
+            field.invalid(
+                str(path.child("generation")), meta.generation, "must be greater than or equal to 0"
+            )
+        )
     errs += validate_labels(meta.labels or {}, path.child("labels"))
     errs += validate_annotations(meta.annotations or {}, path.child("annotations"))
     errs += _validate_finalizers(meta.finalizers or [], path.child("finalizers"))
@@ -100,7 +107,10 @@ def validate_conditions(conditions: list[Condition], path: Path) -> list[FieldEr
         elif len(cond.type) > CONDITION_TYPE_MAX:
             errs.append(field.too_long(str(p.child("type")), CONDITION_TYPE_MAX))
         else:
-            errs += [field.invalid(str(p.child("type")), cond.type, e) for e in qualified_name_errors(cond.type)]
+            errs += [
+                field.invalid(str(p.child("type")), cond.type, e)
+                for e in qualified_name_errors(cond.type)
+            ]
         if not cond.reason:
             errs.append(field.required(str(p.child("reason"))))
         elif len(cond.reason) > CONDITION_REASON_MAX:
@@ -119,6 +129,10 @@ def validate_conditions(conditions: list[Condition], path: Path) -> list[FieldEr
             errs.append(field.too_long(str(p.child("message")), CONDITION_MESSAGE_MAX))
         if cond.observed_generation is not None and cond.observed_generation < 0:
             errs.append(
-                field.invalid(str(p.child("observedGeneration")), cond.observed_generation, "must be greater than or equal to zero")
+                field.invalid(
+                    str(p.child("observedGeneration")),
+                    cond.observed_generation,
+                    "must be greater than or equal to zero",
+                )
             )
     return errs

@@ -59,11 +59,11 @@ def decode_body(body: bytes, content_type: str | None) -> dict[str, Any]:
         else:
             value = orjson.loads(body)
     except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise errors.bad_request(f"the request body could not be decoded: {_short(str(exc))}") from exc
-    if not isinstance(value, dict):
         raise errors.bad_request(
-            f"the request body must be a JSON object, not {_json_type(value)}"
-        )
+            f"the request body could not be decoded: {_short(str(exc))}"
+        ) from exc
+    if not isinstance(value, dict):
+        raise errors.bad_request(f"the request body must be a JSON object, not {_json_type(value)}")
     return value
 
 
@@ -93,7 +93,9 @@ def _json_type(value: Any) -> str:
     return "null"
 
 
-def check_object(obj: dict[str, Any], model: type[M]) -> tuple[M | None, list[str], list[FieldError]]:
+def check_object(
+    obj: dict[str, Any], model: type[M]
+) -> tuple[M | None, list[str], list[FieldError]]:
     """Parse ``obj`` strictly. Returns the model (None on errors), unknown field paths, errors.
 
     Unknown fields are removed from ``obj`` as they are found, so that after a call the
@@ -154,10 +156,14 @@ def _to_field_error(model: type[BaseModel], loc: tuple[Any, ...], err: Any) -> F
     if kind == "missing":
         return fielderr.required(path)
     if kind in _TYPE_NAMES:
-        return fielderr.type_invalid(path, _plain(value), f"{path} in body must be of type {_TYPE_NAMES[kind]}")
+        return fielderr.type_invalid(
+            path, _plain(value), f"{path} in body must be of type {_TYPE_NAMES[kind]}"
+        )
     if kind == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
-        values = [v.strip().strip("'") for v in str(expected).replace(" or ", ",").split(",") if v.strip()]
+        values = [
+            v.strip().strip("'") for v in str(expected).replace(" or ", ",").split(",") if v.strip()
+        ]
         return fielderr.not_supported(path, _plain(value), values)
     message = str(err.get("msg", "invalid value"))
     if message.startswith("Value error, "):

@@ -80,7 +80,9 @@ class Discovery:
 
     def _resource_list(self, group: str, version: str) -> dict[str, Any]:
         resources = []
-        for resource, has_status in sorted(self._by_gv[(group, version)], key=lambda r: r[0].plural):
+        for resource, has_status in sorted(
+            self._by_gv[(group, version)], key=lambda r: r[0].plural
+        ):
             entry: dict[str, Any] = {
                 "name": resource.plural,
                 "singularName": resource.singular,
@@ -117,7 +119,9 @@ class Discovery:
             versions = []
             for version in self.groups[group]:
                 resources = []
-                for resource, has_status in sorted(self._by_gv[(group, version)], key=lambda r: r[0].plural):
+                for resource, has_status in sorted(
+                    self._by_gv[(group, version)], key=lambda r: r[0].plural
+                ):
                     kind = {"group": group, "version": version, "kind": resource.kind}
                     entry: dict[str, Any] = {
                         "resource": resource.plural,
@@ -132,12 +136,25 @@ class Discovery:
                         entry["categories"] = list(resource.categories)
                     if has_status:
                         entry["subresources"] = [
-                            {"subresource": "status", "responseKind": kind, "verbs": SUBRESOURCE_VERBS}
+                            {
+                                "subresource": "status",
+                                "responseKind": kind,
+                                "verbs": SUBRESOURCE_VERBS,
+                            }
                         ]
                     resources.append(entry)
-                versions.append({"version": version, "resources": resources, "freshness": "Current"})
-            items.append({"metadata": {"name": group, "creationTimestamp": None}, "versions": versions})
-        return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+                versions.append(
+                    {"version": version, "resources": resources, "freshness": "Current"}
+                )
+            items.append(
+                {"metadata": {"name": group, "creationTimestamp": None}, "versions": versions}
+            )
+        return {
+            "kind": "APIGroupDiscoveryList",
+            "apiVersion": "apidiscovery.k8s.io/v2",
+            "metadata": {},
+            "items": items,
+        }
 
 
 def wants_aggregated(accept: str | None) -> bool:
@@ -159,5 +176,7 @@ def etag(body: bytes) -> str:
 
 
 def _storage_version_hash(resource: ResourceType) -> str:
-    digest = hashlib.sha256(f"{resource.group}/{resource.version}/{resource.kind}".encode()).digest()
+    digest = hashlib.sha256(
+        f"{resource.group}/{resource.version}/{resource.kind}".encode()
+    ).digest()
     return base64.b64encode(digest[:8]).decode()

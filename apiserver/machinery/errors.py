@@ -144,7 +144,7 @@ def unsupported_media_type(content_type: str, accepted: Iterable[str]) -> Status
     return StatusError(
         415,
         "UnsupportedMediaType",
-        f'the body of the request was in an unknown format - accepted media types include: {supported}'
+        f"the body of the request was in an unknown format - accepted media types include: {supported}"
         if not content_type
         else f"the media type {content_type!r} is not supported; accepted media types include: {supported}",
     )

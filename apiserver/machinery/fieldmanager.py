@@ -84,7 +84,7 @@ def schema_of(tp: Any, extra: dict[str, Any] | None = None) -> SchemaNode:
         return SchemaNode("map", elem=schema_of(get_args(tp)[1]))
     if origin is list:
         list_type = str(extra.get("x-kubernetes-list-type", "atomic"))
-        keys = tuple(extra.get("x-kubernetes-list-map-keys", ()))  # type: ignore[arg-type]
+        keys = tuple(extra.get("x-kubernetes-list-map-keys", ()))
         return SchemaNode("list", elem=schema_of(get_args(tp)[0]), list_type=list_type, keys=keys)
     if tp is Any:
         return _ANY
@@ -174,7 +174,9 @@ def remove_path(obj: Any, path: FieldPath) -> None:
     elif kind == "k" and isinstance(parent, list):
         key = orjson.loads(text)
         parent[:] = [
-            i for i in parent if not (isinstance(i, dict) and all(i.get(k) == v for k, v in key.items()))
+            i
+            for i in parent
+            if not (isinstance(i, dict) and all(i.get(k) == v for k, v in key.items()))
         ]
     elif kind == "v" and isinstance(parent, list):
         value = orjson.loads(text)
@@ -188,7 +190,12 @@ def merge(live: Any, config: Any, node: SchemaNode) -> Any:
         for name, value in config.items():
             result[name] = merge(result.get(name, _MISSING), value, node.child(name))
         return result
-    if isinstance(config, list) and node.kind == "list" and node.list_type == "map" and isinstance(live, list):
+    if (
+        isinstance(config, list)
+        and node.kind == "list"
+        and node.list_type == "map"
+        and isinstance(live, list)
+    ):
         elem = node.elem or _ANY
         result_list = list(live)
         for item in config:
@@ -202,7 +209,12 @@ def merge(live: Any, config: Any, node: SchemaNode) -> Any:
             else:
                 result_list.append(copy.deepcopy(item))
         return result_list
-    if isinstance(config, list) and node.kind == "list" and node.list_type == "set" and isinstance(live, list):
+    if (
+        isinstance(config, list)
+        and node.kind == "list"
+        and node.list_type == "set"
+        and isinstance(live, list)
+    ):
         return list(live) + [i for i in config if i not in live]
     return copy.deepcopy(config)
 
@@ -390,7 +402,7 @@ class FieldManager:
         taken = {c.path for c in conflicts}
         mine = self._find(entries, manager, "Apply", subresource)
         dropped = mine.fields - applied
-        merged = merge(base, _tracked_part(config, self, subresource), self.schema)
+        merged: dict[str, Any] = merge(base, _tracked_part(config, self, subresource), self.schema)
         others = [e for e in entries if e is not mine]
         still_owned = set().union(*(e.fields for e in others)) if others else set()
         for path in sorted(dropped, key=len, reverse=True):
@@ -423,7 +435,9 @@ class FieldManager:
             meta.pop("managedFields", None)
 
 
-def _tracked_part(config: dict[str, Any], manager: FieldManager, subresource: str) -> dict[str, Any]:
+def _tracked_part(
+    config: dict[str, Any], manager: FieldManager, subresource: str
+) -> dict[str, Any]:
     """The part of an applied configuration this endpoint may change."""
     out: dict[str, Any] = {}
     for key, value in config.items():
@@ -432,7 +446,11 @@ def _tracked_part(config: dict[str, Any], manager: FieldManager, subresource: st
         elif key == "metadata" and isinstance(value, dict):
             if manager.has_status and subresource == "status":
                 continue
-            out[key] = {k: v for k, v in value.items() if k not in _IGNORED_METADATA or k in ("name", "namespace")}
+            out[key] = {
+                k: v
+                for k, v in value.items()
+                if k not in _IGNORED_METADATA or k in ("name", "namespace")
+            }
         elif manager.has_status and (key == "status") != (subresource == "status"):
             continue
         else:

@@ -33,7 +33,9 @@ FIELD_MANAGER_MAX = 128
 _TRUE = ("true", "1")
 
 
-def json_response(body: bytes, code: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+def json_response(
+    body: bytes, code: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
     return Response(body, status_code=code, media_type=JSON, headers=dict(headers or {}))
 
 
@@ -57,12 +59,20 @@ class ResourceHandler:
         self.min_request_timeout = min_request_timeout
         self.bookmark_interval = bookmark_interval
 
-    async def handle(self, request: Request, group: str, version: str, segments: list[str]) -> Response:
+    async def handle(
+        self, request: Request, group: str, version: str, segments: list[str]
+    ) -> Response:
         try:
-            info = parse_request(request.method, segments, watch_param=request.query_params.get("watch"))
+            info = parse_request(
+                request.method, segments, watch_param=request.query_params.get("watch")
+            )
             registry = self.registries.get((group, version, info.resource))
-            if registry is None or (info.namespace is not None and not registry.resource.namespaced):
-                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            if registry is None or (
+                info.namespace is not None and not registry.resource.namespaced
+            ):
+                raise errors.StatusError(
+                    404, "NotFound", "the server could not find the requested resource"
+                )
             self._check_subresource(registry, info)
             return await self._dispatch(request, registry, info)
         except errors.StatusError as err:
@@ -73,7 +83,9 @@ class ResourceHandler:
         if info.subresource is None:
             return
         if info.subresource != "status" or not registry.strategy.has_status:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.StatusError(
+                404, "NotFound", "the server could not find the requested resource"
+            )
         if info.verb not in ("get", "update", "patch"):
             raise errors.method_not_allowed(info.verb, f"{info.resource}/{info.subresource}")
 
@@ -92,17 +104,23 @@ class ResourceHandler:
             shape = negotiate(request.headers.get("accept"), collection=True, watch=True)
             return await self._watch(request, registry, namespace, shape)
         if info.verb == "create":
-            opts = parse_write_options(request, apply=False)
+            write = parse_write_options(request, apply=False)
             body = decode_body(await self._body(request), request.headers.get("content-type"))
-            result = await registry.create(namespace, body, opts, user_agent=request.headers.get("user-agent", ""))
+            result = await registry.create(
+                namespace, body, write, user_agent=request.headers.get("user-agent", "")
+            )
             return self._written(request, registry, result)
         if info.verb == "update":
             assert info.name is not None
-            opts = parse_write_options(request, apply=False)
+            write = parse_write_options(request, apply=False)
             body = decode_body(await self._body(request), request.headers.get("content-type"))
             result = await registry.update(
-                namespace, info.name, body, opts,
-                subresource=info.subresource or "", user_agent=request.headers.get("user-agent", ""),
+                namespace,
+                info.name,
+                body,
+                write,
+                subresource=info.subresource or "",
+                user_agent=request.headers.get("user-agent", ""),
             )
             return self._written(request, registry, result)
         if info.verb == "patch":
@@ -110,15 +128,21 @@ class ResourceHandler:
             return await self._patch(request, registry, info)
         if info.verb == "delete":
             assert info.name is not None
-            result = await registry.delete(namespace, info.name, await self._delete_options(request))
+            result = await registry.delete(
+                namespace, info.name, await self._delete_options(request)
+            )
             if result.deleted:
                 return json_response(orjson.dumps(_success(registry, result.obj)))
             return self._written(request, registry, result)
         if info.verb == "deletecollection":
             opts = parse_list_options(request, registry, watch=False)
-            deleted = await registry.delete_collection(namespace, opts, await self._delete_options(request))
+            deleted = await registry.delete_collection(
+                namespace, opts, await self._delete_options(request)
+            )
             shape = negotiate(request.headers.get("accept"), collection=True)
-            return self._list(request, registry, ListResult(deleted, registry.store.revision), shape)
+            return self._list(
+                request, registry, ListResult(deleted, registry.store.revision), shape
+            )
         raise errors.method_not_allowed(info.verb, info.resource)
 
     # -- bodies and options ------------------------------------------------------
@@ -148,8 +172,13 @@ class ResourceHandler:
         if not body.strip():
             raise errors.bad_request("the patch is empty")
         result = await registry.patch(
-            info.namespace, info.name, body, patch_type, opts,
-            subresource=info.subresource or "", user_agent=request.headers.get("user-agent", ""),
+            info.namespace,
+            info.name,
+            body,
+            patch_type,
+            opts,
+            subresource=info.subresource or "",
+            user_agent=request.headers.get("user-agent", ""),
             apply_config=config,
         )
         return self._written(request, registry, result)
@@ -164,8 +193,14 @@ class ResourceHandler:
         policy = options.get("propagationPolicy") or request.query_params.get("propagationPolicy")
         if policy is not None and policy not in ("Orphan", "Background", "Foreground"):
             raise errors.invalid(
-                "DeleteOptions", "meta.k8s.io", "",
-                [fielderr.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan"])],
+                "DeleteOptions",
+                "meta.k8s.io",
+                "",
+                [
+                    fielderr.not_supported(
+                        "propagationPolicy", policy, ["Foreground", "Background", "Orphan"]
+                    )
+                ],
             )
         pre = options.get("preconditions") or {}
         if not isinstance(pre, dict):
@@ -186,7 +221,12 @@ class ResourceHandler:
         return response
 
     def _object(
-        self, request: Request, registry: Registry, stored: StoredObject, shape: Shape, code: int = 200
+        self,
+        request: Request,
+        registry: Registry,
+        stored: StoredObject,
+        shape: Shape,
+        code: int = 200,
     ) -> Response:
         if shape is Shape.OBJECT:
             return json_response(stored.raw, code)
@@ -195,17 +235,30 @@ class ResourceHandler:
         include = _include_object(request)
         meta = {"resourceVersion": stored.obj.get("metadata", {}).get("resourceVersion", "")}
         return json_response(
-            orjson.dumps(table(registry.strategy.table_columns(), [stored.obj], include_object=include, list_meta=meta)),
+            orjson.dumps(
+                table(
+                    registry.strategy.table_columns(),
+                    [stored.obj],
+                    include_object=include,
+                    list_meta=meta,
+                )
+            ),
             code,
         )
 
-    def _list(self, request: Request, registry: Registry, result: ListResult, shape: Shape) -> Response:
+    def _list(
+        self, request: Request, registry: Registry, result: ListResult, shape: Shape
+    ) -> Response:
         meta: dict[str, Any] = {"resourceVersion": str(result.revision)}
         if result.continue_token:
             meta["continue"] = result.continue_token
         if shape is Shape.OBJECT:
             head = orjson.dumps(
-                {"kind": registry.resource.list_kind, "apiVersion": registry.resource.group_version, "metadata": meta}
+                {
+                    "kind": registry.resource.list_kind,
+                    "apiVersion": registry.resource.group_version,
+                    "metadata": meta,
+                }
             )
             body = head[:-1] + b',"items":[' + b",".join(i.raw for i in result.items) + b"]}"
             return json_response(body)
@@ -223,11 +276,18 @@ class ResourceHandler:
         include = _include_object(request)
         return json_response(
             orjson.dumps(
-                table(registry.strategy.table_columns(), (i.obj for i in result.items), include_object=include, list_meta=meta)
+                table(
+                    registry.strategy.table_columns(),
+                    (i.obj for i in result.items),
+                    include_object=include,
+                    list_meta=meta,
+                )
             )
         )
 
-    async def _watch(self, request: Request, registry: Registry, namespace: str | None, shape: Shape) -> Response:
+    async def _watch(
+        self, request: Request, registry: Registry, namespace: str | None, shape: Shape
+    ) -> Response:
         opts = parse_list_options(request, registry, watch=True)
         params = request.query_params
         timeout = _int_param(params.get("timeoutSeconds"), "timeoutSeconds")
@@ -251,10 +311,14 @@ class ResourceHandler:
                 if item.obj is not None:
                     first = False
 
-        return StreamingResponse(body(), media_type=JSON, headers={"Cache-Control": "no-cache, private"})
+        return StreamingResponse(
+            body(), media_type=JSON, headers={"Cache-Control": "no-cache, private"}
+        )
 
 
-def _encode_event(item: WatchItem, registry: Registry, shape: Shape, include: str, first: bool) -> bytes:
+def _encode_event(
+    item: WatchItem, registry: Registry, shape: Shape, include: str, first: bool
+) -> bytes:
     head = b'{"type":"' + item.type.encode() + b'","object":'
     if item.error is not None:
         return head + item.error.body() + b"}\n"
@@ -263,9 +327,17 @@ def _encode_event(item: WatchItem, registry: Registry, shape: Shape, include: st
         if item.initial_end:
             meta["annotations"] = {INITIAL_EVENTS_END: "true"}
         if shape is Shape.OBJECT:
-            bookmark = {"kind": registry.resource.kind, "apiVersion": registry.resource.group_version, "metadata": meta}
+            bookmark = {
+                "kind": registry.resource.kind,
+                "apiVersion": registry.resource.group_version,
+                "metadata": meta,
+            }
         else:
-            bookmark = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+            bookmark = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": meta,
+            }
         return head + orjson.dumps(bookmark) + b"}\n"
     if shape is Shape.OBJECT:
         return head + item.obj.raw + b"}\n"
@@ -282,12 +354,21 @@ def _encode_event(item: WatchItem, registry: Registry, shape: Shape, include: st
 
 
 def _success(registry: Registry, deleted: StoredObject) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": deleted.obj["metadata"].get("name"), "kind": registry.resource.plural}
+    details: dict[str, Any] = {
+        "name": deleted.obj["metadata"].get("name"),
+        "kind": registry.resource.plural,
+    }
     if registry.resource.group:
         details["group"] = registry.resource.group
     if deleted.obj["metadata"].get("uid"):
         details["uid"] = deleted.obj["metadata"]["uid"]
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }
 
 
 # -- query parameters ----------------------------------------------------------------
@@ -309,13 +390,17 @@ def _check_dry_run(values: Any) -> None:
     if not values:
         return
     if not isinstance(values, list) or any(v != "All" for v in values):
-        raise errors.bad_request(f"Invalid dryRun value: {values!r}; the only supported value is All")
+        raise errors.bad_request(
+            f"Invalid dryRun value: {values!r}; the only supported value is All"
+        )
 
 
 def _include_object(request: Request) -> str:
     value = request.query_params.get("includeObject") or "Metadata"
     if value not in ("None", "Metadata", "Object"):
-        raise errors.bad_request(f"includeObject must be one of None, Metadata or Object, not {value!r}")
+        raise errors.bad_request(
+            f"includeObject must be one of None, Metadata or Object, not {value!r}"
+        )
     return value
 
 
@@ -329,13 +414,24 @@ def parse_write_options(request: Request, *, apply: bool) -> WriteOptions:
     manager = params.get("fieldManager", "")
     if len(manager) > FIELD_MANAGER_MAX or any(not ch.isprintable() for ch in manager):
         raise errors.invalid(
-            "PatchOptions" if apply else "UpdateOptions", "meta.k8s.io", "",
-            [fielderr.invalid("fieldManager", manager, f"must be at most {FIELD_MANAGER_MAX} printable characters")],
+            "PatchOptions" if apply else "UpdateOptions",
+            "meta.k8s.io",
+            "",
+            [
+                fielderr.invalid(
+                    "fieldManager",
+                    manager,
+                    f"must be at most {FIELD_MANAGER_MAX} printable characters",
+                )
+            ],
         )
     force_param = params.get("force")
     if force_param is not None and not apply:
         raise errors.invalid(
-            "PatchOptions", "meta.k8s.io", "", [fielderr.forbidden("force", "may not be specified for non-apply patch")]
+            "PatchOptions",
+            "meta.k8s.io",
+            "",
+            [fielderr.forbidden("force", "may not be specified for non-apply patch")],
         )
     return WriteOptions(
         dry_run=bool(params.getlist("dryRun")),
@@ -354,28 +450,56 @@ def parse_list_options(request: Request, registry: Registry, *, watch: bool) -> 
     bookmarks = params.get("allowWatchBookmarks", "").lower() in _TRUE
     problems = []
     if match and match not in ("NotOlderThan", "Exact"):
-        problems.append(fielderr.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan"]))
+        problems.append(
+            fielderr.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan"])
+        )
     if match and not rv and not (watch and send_initial is not None):
-        problems.append(fielderr.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+        problems.append(
+            fielderr.forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            )
+        )
     if match and cont:
-        problems.append(fielderr.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+        problems.append(
+            fielderr.forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            )
+        )
     if match == "Exact" and rv == "0":
-        problems.append(fielderr.forbidden("resourceVersionMatch", 'resourceVersionMatch "Exact" is forbidden for resourceVersion "0"'))
+        problems.append(
+            fielderr.forbidden(
+                "resourceVersionMatch",
+                'resourceVersionMatch "Exact" is forbidden for resourceVersion "0"',
+            )
+        )
     if send_initial is not None:
         if not watch:
-            problems.append(fielderr.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+            problems.append(
+                fielderr.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
+            )
         else:
             if match != "NotOlderThan":
                 problems.append(
-                    fielderr.forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+                    fielderr.forbidden(
+                        "resourceVersionMatch",
+                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    )
                 )
             if not bookmarks and send_initial.lower() in _TRUE:
                 problems.append(
-                    fielderr.forbidden("allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true")
+                    fielderr.forbidden(
+                        "allowWatchBookmarks",
+                        "sendInitialEvents requires setting allowWatchBookmarks to true",
+                    )
                 )
     elif watch and match:
         problems.append(
-            fielderr.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+            fielderr.forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            )
         )
     if problems:
         raise errors.invalid("ListOptions", "meta.k8s.io", "", problems)
@@ -384,7 +508,9 @@ def parse_list_options(request: Request, registry: Registry, *, watch: bool) -> 
     limit = _int_param(params.get("limit"), "limit") or 0
     return ListOptions(
         label_selector=parse_label_selector(params.get("labelSelector", "")),
-        field_selector=parse_field_selector(params.get("fieldSelector", ""), registry.field_getters),
+        field_selector=parse_field_selector(
+            params.get("fieldSelector", ""), registry.field_getters
+        ),
         limit=0 if watch else limit,
         continue_token="" if watch else cont,
         resource_version=rv,

@@ -88,7 +88,11 @@ def _convert(node: Any, names: dict[str, str], ref_base: str) -> Any:
             node = merged
         else:
             node["anyOf"] = options
-    for drop in ("title", "additionalProperties") if node.get("additionalProperties") is False else ("title",):
+    for drop in (
+        ("title", "additionalProperties")
+        if node.get("additionalProperties") is False
+        else ("title",)
+    ):
         node.pop(drop, None)
     if "default" in node and node["default"] is None:
         node.pop("default")
@@ -132,7 +136,10 @@ def _kind_schemas(kind: ServedKind, ref_base: str) -> dict[str, Any]:
                 "description": f"Items is the list of {resource.kind} objects.",
                 "items": {"$ref": ref_base + names[kind.model.__name__]},
             },
-            "metadata": {"allOf": [{"$ref": ref_base + f"{META}.ListMeta"}], "description": "Standard list metadata."},
+            "metadata": {
+                "allOf": [{"$ref": ref_base + f"{META}.ListMeta"}],
+                "description": "Standard list metadata.",
+            },
         },
         "x-kubernetes-group-version-kind": [{**gvk, "kind": resource.list_kind}],
     }
@@ -174,11 +181,20 @@ def _common_schemas(ref_base: str) -> dict[str, Any]:
 
 
 def _param(name: str, description: str, schema_type: str = "string") -> dict[str, Any]:
-    return {"name": name, "in": "query", "description": description, "schema": {"type": schema_type, "uniqueItems": True}}
+    return {
+        "name": name,
+        "in": "query",
+        "description": description,
+        "schema": {"type": schema_type, "uniqueItems": True},
+    }
 
 
-_DRY_RUN = _param("dryRun", "When present, modifications are not persisted. The only valid value is All.")
-_FIELD_MANAGER = _param("fieldManager", "A name for the actor making the change, for field ownership.")
+_DRY_RUN = _param(
+    "dryRun", "When present, modifications are not persisted. The only valid value is All."
+)
+_FIELD_MANAGER = _param(
+    "fieldManager", "A name for the actor making the change, for field ownership."
+)
 _FIELD_VALIDATION = _param(
     "fieldValidation", "How to treat unknown fields in the body: Ignore, Warn (default) or Strict."
 )
@@ -191,14 +207,24 @@ _LIST_PARAMS = [
     _param("limit", "Maximum number of results in a page.", "integer"),
     _param("resourceVersion", "Where a list or watch starts; see the Kubernetes API concepts."),
     _param("resourceVersionMatch", "How resourceVersion applies to a list: Exact or NotOlderThan."),
-    _param("sendInitialEvents", "Stream the current state as ADDED events first (watch-list).", "boolean"),
+    _param(
+        "sendInitialEvents",
+        "Stream the current state as ADDED events first (watch-list).",
+        "boolean",
+    ),
     _param("timeoutSeconds", "Timeout of a list or watch call.", "integer"),
     _param("watch", "Watch for changes instead of listing.", "boolean"),
 ]
 
 
 def _operation(
-    resource: ResourceType, action: str, op_id: str, ref: str, *, params: list[dict[str, Any]], body: list[str] | None = None
+    resource: ResourceType,
+    action: str,
+    op_id: str,
+    ref: str,
+    *,
+    params: list[dict[str, Any]],
+    body: list[str] | None = None,
 ) -> dict[str, Any]:
     response = {"description": "OK", "content": {"application/json": {"schema": {"$ref": ref}}}}
     op: dict[str, Any] = {
@@ -207,25 +233,50 @@ def _operation(
         "parameters": params,
         "responses": {"200": response, "401": {"description": "Unauthorized"}},
         "x-kubernetes-action": action,
-        "x-kubernetes-group-version-kind": {"group": resource.group, "version": resource.version, "kind": resource.kind},
+        "x-kubernetes-group-version-kind": {
+            "group": resource.group,
+            "version": resource.version,
+            "kind": resource.kind,
+        },
     }
     if body:
-        op["requestBody"] = {"required": True, "content": {t: {"schema": {"$ref": ref}} for t in body}}
+        op["requestBody"] = {
+            "required": True,
+            "content": {t: {"schema": {"$ref": ref}} for t in body},
+        }
     return op
 
 
 def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
     resource = kind.resource
-    model_ref = ref_base + f"{_group_prefix(resource.group)}.{resource.version}.{kind.model.__name__}"
+    model_ref = (
+        ref_base + f"{_group_prefix(resource.group)}.{resource.version}.{kind.model.__name__}"
+    )
     list_ref = ref_base + f"{_group_prefix(resource.group)}.{resource.version}.{resource.list_kind}"
     status_ref = ref_base + f"{META}.Status"
-    root = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
-    name_param = {"name": "name", "in": "path", "required": True, "description": f"name of the {resource.kind}", "schema": {"type": "string"}}
-    ns_param = {"name": "namespace", "in": "path", "required": True, "description": "object name and auth scope", "schema": {"type": "string"}}
+    root = (
+        f"/apis/{resource.group}/{resource.version}"
+        if resource.group
+        else f"/api/{resource.version}"
+    )
+    name_param = {
+        "name": "name",
+        "in": "path",
+        "required": True,
+        "description": f"name of the {resource.kind}",
+        "schema": {"type": "string"},
+    }
+    ns_param = {
+        "name": "namespace",
+        "in": "path",
+        "required": True,
+        "description": "object name and auth scope",
+        "schema": {"type": "string"},
+    }
     k = resource.kind
     write = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
     patch_types = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
-    collections = [(f"{root}/{resource.plural}", [])]
+    collections: list[tuple[str, list[dict[str, Any]]]] = [(f"{root}/{resource.plural}", [])]
     if resource.namespaced:
         collections = [(f"{root}/namespaces/{{namespace}}/{resource.plural}", [ns_param])]
     paths: dict[str, Any] = {}
@@ -234,27 +285,72 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
         paths[base] = {
             "parameters": scope,
             "get": _operation(resource, "list", f"list{suffix}{k}", list_ref, params=_LIST_PARAMS),
-            "post": _operation(resource, "post", f"create{suffix}{k}", model_ref, params=write, body=["application/json", "application/yaml"]),
-            "delete": _operation(resource, "deletecollection", f"deleteCollection{suffix}{k}", status_ref, params=[_DRY_RUN, *_LIST_PARAMS]),
+            "post": _operation(
+                resource,
+                "post",
+                f"create{suffix}{k}",
+                model_ref,
+                params=write,
+                body=["application/json", "application/yaml"],
+            ),
+            "delete": _operation(
+                resource,
+                "deletecollection",
+                f"deleteCollection{suffix}{k}",
+                status_ref,
+                params=[_DRY_RUN, *_LIST_PARAMS],
+            ),
         }
         item = {
             "parameters": [name_param, *scope],
             "get": _operation(resource, "get", f"read{suffix}{k}", model_ref, params=[]),
-            "put": _operation(resource, "put", f"replace{suffix}{k}", model_ref, params=write, body=["application/json", "application/yaml"]),
-            "patch": _operation(resource, "patch", f"patch{suffix}{k}", model_ref, params=[*write, _FORCE], body=patch_types),
-            "delete": _operation(resource, "delete", f"delete{suffix}{k}", status_ref, params=[_DRY_RUN]),
+            "put": _operation(
+                resource,
+                "put",
+                f"replace{suffix}{k}",
+                model_ref,
+                params=write,
+                body=["application/json", "application/yaml"],
+            ),
+            "patch": _operation(
+                resource,
+                "patch",
+                f"patch{suffix}{k}",
+                model_ref,
+                params=[*write, _FORCE],
+                body=patch_types,
+            ),
+            "delete": _operation(
+                resource, "delete", f"delete{suffix}{k}", status_ref, params=[_DRY_RUN]
+            ),
         }
         paths[f"{base}/{{name}}"] = item
         if kind.has_status:
             paths[f"{base}/{{name}}/status"] = {
                 "parameters": [name_param, *scope],
                 "get": _operation(resource, "get", f"read{suffix}{k}Status", model_ref, params=[]),
-                "put": _operation(resource, "put", f"replace{suffix}{k}Status", model_ref, params=write, body=["application/json"]),
-                "patch": _operation(resource, "patch", f"patch{suffix}{k}Status", model_ref, params=[*write, _FORCE], body=patch_types),
+                "put": _operation(
+                    resource,
+                    "put",
+                    f"replace{suffix}{k}Status",
+                    model_ref,
+                    params=write,
+                    body=["application/json"],
+                ),
+                "patch": _operation(
+                    resource,
+                    "patch",
+                    f"patch{suffix}{k}Status",
+                    model_ref,
+                    params=[*write, _FORCE],
+                    body=patch_types,
+                ),
             }
     if resource.namespaced:
         paths[f"{root}/{resource.plural}"] = {
-            "get": _operation(resource, "list", f"list{k}ForAllNamespaces", list_ref, params=_LIST_PARAMS)
+            "get": _operation(
+                resource, "list", f"list{k}ForAllNamespaces", list_ref, params=_LIST_PARAMS
+            )
         }
     return paths
 
@@ -282,7 +378,10 @@ def v2_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
     for kind in kinds:
         definitions.update(_kind_schemas(kind, ref_base))
         for path, item in _paths(kind, ref_base).items():
-            paths[path] = {verb: _v2_operation(op) if verb != "parameters" else [_v2_param(p) for p in op] for verb, op in item.items()}
+            paths[path] = {
+                verb: _v2_operation(op) if verb != "parameters" else [_v2_param(p) for p in op]
+                for verb, op in item.items()
+            }
     return {
         "swagger": "2.0",
         "info": {"title": title, "version": "v0.1.0"},
@@ -306,12 +405,22 @@ def _v2_operation(op: dict[str, Any]) -> dict[str, Any]:
     if body:
         content = body["content"]
         out["consumes"] = list(content)
-        params.append({"name": "body", "in": "body", "required": True, "schema": next(iter(content.values()))["schema"]})
+        params.append(
+            {
+                "name": "body",
+                "in": "body",
+                "required": True,
+                "schema": next(iter(content.values()))["schema"],
+            }
+        )
     out["parameters"] = params
     out["produces"] = ["application/json"]
     out["schemes"] = ["https"]
     ok = op["responses"]["200"]["content"]["application/json"]["schema"]
-    out["responses"] = {"200": {"description": "OK", "schema": ok}, "401": {"description": "Unauthorized"}}
+    out["responses"] = {
+        "200": {"description": "OK", "schema": ok},
+        "401": {"description": "Unauthorized"},
+    }
     return out
 
 

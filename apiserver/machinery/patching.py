@@ -22,7 +22,9 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 SUPPORTED_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
 
 
-def apply_json_patch(obj: dict[str, Any], body: bytes, kind: str, group: str, name: str) -> dict[str, Any]:
+def apply_json_patch(
+    obj: dict[str, Any], body: bytes, kind: str, group: str, name: str
+) -> dict[str, Any]:
     try:
         operations = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -31,9 +33,17 @@ def apply_json_patch(obj: dict[str, Any], body: bytes, kind: str, group: str, na
         raise errors.bad_request("a JSON patch must be an array of operations")
     try:
         patched = jsonpatch.JsonPatch(operations).apply(obj, in_place=False)
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError) as exc:
+    except (
+        jsonpatch.JsonPatchException,
+        jsonpatch.JsonPointerException,
+        TypeError,
+        KeyError,
+    ) as exc:
         raise errors.invalid(
-            kind, group, name, [fielderr.invalid("patch", _text(body), f"the patch could not be applied: {exc}")]
+            kind,
+            group,
+            name,
+            [fielderr.invalid("patch", _text(body), f"the patch could not be applied: {exc}")],
         ) from exc
     if not isinstance(patched, dict):
         raise errors.bad_request("the patch did not produce an object")

@@ -10,8 +10,10 @@ What differs between kinds comes from the ``Strategy``; what is stored comes fro
 from __future__ import annotations
 
 import base64
+import builtins
 import copy
 import secrets
+import typing
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -135,7 +137,12 @@ class Registry:
             )
         if not isinstance(obj.get("metadata", {}), dict):
             raise self._invalid(
-                "", [fielderr.type_invalid("metadata", obj.get("metadata"), "metadata in body must be of type object")]
+                "",
+                [
+                    fielderr.type_invalid(
+                        "metadata", obj.get("metadata"), "metadata in body must be of type object"
+                    )
+                ],
             )
         obj["apiVersion"] = self.resource.group_version
         obj["kind"] = self.resource.kind
@@ -176,7 +183,7 @@ class Registry:
         model, _, errs = check_object(copy.deepcopy(obj), self.strategy.model)
         if model is None:
             raise errors.internal(f"stored object does not match its schema: {errs[:3]}")
-        return model
+        return typing.cast(APIModel, model)
 
     def _manager(self, opts: WriteOptions, user_agent: str) -> str:
         if opts.field_manager:
@@ -206,11 +213,21 @@ class Registry:
                 meta["namespace"] = namespace
         else:
             meta.pop("namespace", None)
-        if not meta.get("name") and isinstance(meta.get("generateName"), str) and meta["generateName"]:
+        if (
+            not meta.get("name")
+            and isinstance(meta.get("generateName"), str)
+            and meta["generateName"]
+        ):
             meta["name"] = meta["generateName"] + "".join(
                 secrets.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5)
             )
-        for server_set in ("uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+        for server_set in (
+            "uid",
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ):
             meta.pop(server_set, None)
         meta["uid"] = str(uuid.uuid4())
         now = now_rfc3339()
@@ -260,7 +277,11 @@ class Registry:
     async def list(self, namespace: str | None, opts: ListOptions) -> ListResult:
         revision, start = self._list_start(opts)
         name = opts.field_selector.exact("metadata.name")
-        if name is not None and not opts.continue_token and (namespace or not self.resource.namespaced):
+        if (
+            name is not None
+            and not opts.continue_token
+            and (namespace or not self.resource.namespaced)
+        ):
             # One key, not a scan: how kubectl wait and delete look at one object.
             return await self._list_one(namespace, name, opts, revision)
         return await self._scan(namespace, opts, revision, start)
@@ -361,14 +382,23 @@ class Registry:
         if not body.get("metadata", {}).get("resourceVersion"):
             raise self._invalid(
                 name,
-                [fielderr.invalid("metadata.resourceVersion", "", "must be specified for an update")],
+                [
+                    fielderr.invalid(
+                        "metadata.resourceVersion", "", "must be specified for an update"
+                    )
+                ],
             )
 
         def mutate(current: StoredObject) -> dict[str, Any]:
             return copy.deepcopy(body)
 
         return await self._guaranteed_update(
-            namespace, name, mutate, opts, subresource=subresource, user_agent=user_agent,
+            namespace,
+            name,
+            mutate,
+            opts,
+            subresource=subresource,
+            user_agent=user_agent,
             retry=False,
         )
 
@@ -395,13 +425,21 @@ class Registry:
             elif patch_type == MERGE_PATCH:
                 new = apply_merge_patch(current.copy(), patch)
             else:
-                raise errors.unsupported_media_type(patch_type, (JSON_PATCH, MERGE_PATCH, APPLY_PATCH))
+                raise errors.unsupported_media_type(
+                    patch_type, (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
+                )
             self._check_type_meta(new)
             self._check_identity(new, namespace, name)
             return new
 
         return await self._guaranteed_update(
-            namespace, name, mutate, opts, subresource=subresource, user_agent=user_agent, retry=True
+            namespace,
+            name,
+            mutate,
+            opts,
+            subresource=subresource,
+            user_agent=user_agent,
+            retry=True,
         )
 
     async def _apply(
@@ -414,7 +452,9 @@ class Registry:
         user_agent: str,
     ) -> WriteResult:
         if not opts.field_manager:
-            raise self._invalid(name, [fielderr.required("fieldManager", "is required for apply patch")])
+            raise self._invalid(
+                name, [fielderr.required("fieldManager", "is required for apply patch")]
+            )
         self._check_type_meta(config, required=True)
         self._check_identity(config, namespace, name)
         manager = opts.field_manager
@@ -426,14 +466,18 @@ class Registry:
                 created = self._applied(None, config, opts, name)
                 created.setdefault("metadata", {})["name"] = name
                 try:
-                    return await self.create(namespace, created, opts, user_agent=user_agent, manager_fields=False)
+                    return await self.create(
+                        namespace, created, opts, user_agent=user_agent, manager_fields=False
+                    )
                 except errors.StatusError as err:
                     if err.reason == "AlreadyExists":
                         continue
                     raise
             merged = self._applied(current, config, opts, name, subresource)
             try:
-                return await self._write_update(current, merged, opts, subresource, manager, user_agent, record=False)
+                return await self._write_update(
+                    current, merged, opts, subresource, manager, user_agent, record=False
+                )
             except _Retry:
                 continue
         raise errors.conflict(self.resource.qualified_name, "", name, errors.MODIFIED)
@@ -449,8 +493,12 @@ class Registry:
         live = current.copy() if current is not None else None
         try:
             return self.fields.apply(
-                live, copy.deepcopy(config), opts.field_manager, force=opts.force,
-                subresource=subresource, now=now_rfc3339(),
+                live,
+                copy.deepcopy(config),
+                opts.field_manager,
+                force=opts.force,
+                subresource=subresource,
+                now=now_rfc3339(),
             )
         except ApplyConflictError as exc:
             causes = [
@@ -467,7 +515,12 @@ class Registry:
                 409,
                 "Conflict",
                 f"Apply failed with {count} conflict{'s' if count > 1 else ''}: {lines}",
-                details={"name": name, "group": self.resource.group, "kind": self.resource.plural, "causes": causes},
+                details={
+                    "name": name,
+                    "group": self.resource.group,
+                    "kind": self.resource.plural,
+                    "causes": causes,
+                },
             ) from exc
 
     def _check_identity(self, obj: dict[str, Any], namespace: str | None, name: str) -> None:
@@ -476,7 +529,12 @@ class Registry:
             raise errors.bad_request(
                 f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
             )
-        if self.resource.namespaced and meta.get("namespace") and namespace and meta["namespace"] != namespace:
+        if (
+            self.resource.namespaced
+            and meta.get("namespace")
+            and namespace
+            and meta["namespace"] != namespace
+        ):
             raise errors.bad_request(
                 "the namespace of the provided object does not match the namespace sent on the request"
             )
@@ -505,10 +563,14 @@ class Registry:
             if sent_rv and sent_rv != str(current.revision):
                 raise errors.conflict(self.resource.qualified_name, "", name, errors.MODIFIED)
             try:
-                return await self._write_update(current, new, opts, subresource, manager, user_agent, record=True)
+                return await self._write_update(
+                    current, new, opts, subresource, manager, user_agent, record=True
+                )
             except _Retry:
                 if not retry or sent_rv:
-                    raise errors.conflict(self.resource.qualified_name, "", name, errors.MODIFIED) from None
+                    raise errors.conflict(
+                        self.resource.qualified_name, "", name, errors.MODIFIED
+                    ) from None
         raise errors.conflict(self.resource.qualified_name, "", name, errors.MODIFIED)
 
     async def _write_update(
@@ -529,13 +591,20 @@ class Registry:
             warnings = self._validate(new, opts, self.strategy.validate_status)
         else:
             old_model = self._model(old)
-            warnings = self._validate(new, opts, lambda m: self.strategy.validate_update(m, old_model))
+            warnings = self._validate(
+                new, opts, lambda m: self.strategy.validate_update(m, old_model)
+            )
         old_finalizers = set(old["metadata"].get("finalizers") or [])
         new_finalizers = set(new["metadata"].get("finalizers") or [])
         if old["metadata"].get("deletionTimestamp") and not new_finalizers <= old_finalizers:
             raise self._invalid(
                 name,
-                [fielderr.forbidden("metadata.finalizers", "no new finalizers can be added if the object is being deleted")],
+                [
+                    fielderr.forbidden(
+                        "metadata.finalizers",
+                        "no new finalizers can be added if the object is being deleted",
+                    )
+                ],
             )
         if _same_object(old, new):
             return WriteResult(current, 200, warnings)
@@ -562,7 +631,9 @@ class Registry:
                 raise self._storage_error(err, name) from err
         return WriteResult(stored, 200, warnings)
 
-    def _carry_over(self, old: dict[str, Any], new: dict[str, Any], subresource: str) -> dict[str, Any]:
+    def _carry_over(
+        self, old: dict[str, Any], new: dict[str, Any], subresource: str
+    ) -> dict[str, Any]:
         """What a write may not change comes from the stored object (PrepareForUpdate)."""
         if subresource == "status":
             result = copy.deepcopy(old)
@@ -576,7 +647,14 @@ class Registry:
         result = new
         meta = result.setdefault("metadata", {})
         old_meta = old["metadata"]
-        for name in ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        for name in (
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+        ):
             if name in old_meta:
                 meta[name] = old_meta[name]
             else:
@@ -600,12 +678,19 @@ class Registry:
             meta = current.obj["metadata"]
             if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
                 raise errors.conflict(
-                    self.resource.qualified_name, "", name,
+                    self.resource.qualified_name,
+                    "",
+                    name,
                     f"Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object meta: {meta.get('uid')}",
                 )
-            if opts.precondition_resource_version and opts.precondition_resource_version != meta.get("resourceVersion"):
+            if (
+                opts.precondition_resource_version
+                and opts.precondition_resource_version != meta.get("resourceVersion")
+            ):
                 raise errors.conflict(
-                    self.resource.qualified_name, "", name,
+                    self.resource.qualified_name,
+                    "",
+                    name,
                     f"Precondition failed: ResourceVersion in precondition: {opts.precondition_resource_version},"
                     f" ResourceVersion in object meta: {meta.get('resourceVersion')}",
                 )
@@ -619,7 +704,9 @@ class Registry:
                 if opts.dry_run:
                     return WriteResult(_unstored(marked), 200)
                 try:
-                    stored = await self.store.update(current.key, marked, expected_revision=current.revision)
+                    stored = await self.store.update(
+                        current.key, marked, expected_revision=current.revision
+                    )
                 except PreconditionFailedError:
                     continue
                 except StorageError as err:
@@ -638,8 +725,10 @@ class Registry:
 
     async def delete_collection(
         self, namespace: str | None, list_opts: ListOptions, opts: DeleteOptions
-    ) -> list[StoredObject]:
-        listed = await self.list(namespace, ListOptions(list_opts.label_selector, list_opts.field_selector))
+    ) -> builtins.list[StoredObject]:
+        listed = await self.list(
+            namespace, ListOptions(list_opts.label_selector, list_opts.field_selector)
+        )
         deleted = []
         for item in listed.items:
             meta = item.obj["metadata"]
@@ -664,7 +753,11 @@ def _spec(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _same_object(old: dict[str, Any], new: dict[str, Any]) -> bool:
     def strip(obj: dict[str, Any]) -> dict[str, Any]:
-        meta = {k: v for k, v in obj.get("metadata", {}).items() if k not in ("managedFields", "resourceVersion")}
+        meta = {
+            k: v
+            for k, v in obj.get("metadata", {}).items()
+            if k not in ("managedFields", "resourceVersion")
+        }
         return {**obj, "metadata": meta}
 
     return strip(old) == strip(new)

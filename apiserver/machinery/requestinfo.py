@@ -27,7 +27,9 @@ def parse_request(method: str, segments: list[str], *, watch_param: str | None) 
         namespace = parts[1]
         parts = parts[2:]
     if not parts or not parts[0] or len(parts) > 3 or any(not p for p in parts):
-        raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        raise errors.StatusError(
+            404, "NotFound", "the server could not find the requested resource"
+        )
     resource = parts[0]
     name = parts[1] if len(parts) > 1 else None
     subresource = parts[2] if len(parts) > 2 else None

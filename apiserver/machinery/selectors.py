@@ -102,7 +102,9 @@ def parse_label_selector(text: str) -> LabelSelector:
             elif tokens[i] in ("in", "notin"):
                 op = tokens[i]
                 if i + 1 >= len(tokens) or tokens[i + 1] != "(":
-                    raise fail(f"found '{tokens[i + 1] if i + 1 < len(tokens) else 'EOS'}', expected: '('")
+                    raise fail(
+                        f"found '{tokens[i + 1] if i + 1 < len(tokens) else 'EOS'}', expected: '('"
+                    )
                 i += 2
                 values: list[str] = []
                 while i < len(tokens) and tokens[i] != ")":
@@ -175,18 +177,23 @@ def parse_field_selector(text: str, supported: Mapping[str, FieldGetter]) -> Fie
     for term in _split_unescaped(text or "", ","):
         if not term.strip():
             continue
-        for op, equal in (("!=", False), ("==", True), ("=", True)):
-            at = _find_unescaped(term, op)
-            if at >= 0:
-                name = term[:at].strip()
-                value = _unescape(term[at + len(op) :])
-                break
-        else:
+        parsed = _split_requirement(term)
+        if parsed is None:
             raise errors.bad_request(f"invalid selector: '{text}'; can't understand '{term}'")
+        name, value, equal = parsed
         if name not in supported:
-            raise errors.bad_request(f'field label not supported: {name}')
+            raise errors.bad_request(f"field label not supported: {name}")
         reqs.append(FieldRequirement(name, value, equal))
     return FieldSelector(tuple(reqs))
+
+
+def _split_requirement(term: str) -> tuple[str, str, bool] | None:
+    """``field!=value``, ``field==value`` or ``field=value`` as (field, value, equal)."""
+    for op, equal in (("!=", False), ("==", True), ("=", True)):
+        at = _find_unescaped(term, op)
+        if at >= 0:
+            return term[:at].strip(), _unescape(term[at + len(op) :]), equal
+    return None
 
 
 def _split_unescaped(text: str, sep: str) -> list[str]:

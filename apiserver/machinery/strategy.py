@@ -8,7 +8,7 @@ storage code belongs in a strategy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ..api.base import APIModel
@@ -37,10 +37,13 @@ class Strategy(Generic[M]):
     has_status: ClassVar[bool] = False
     columns: ClassVar[tuple[Column, ...]] = ()
     extra_field_getters: ClassVar[Mapping[str, FieldGetter]] = {}
-    name_errors: ClassVar[Callable[[str], list[str]]] = staticmethod(dns1123_subdomain_errors)
 
     def __init__(self, resource: ResourceType) -> None:
         self.resource = resource
+
+    def name_errors(self, name: str) -> list[str]:
+        """Problems with an object name; DNS subdomains by default."""
+        return dns1123_subdomain_errors(name)
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         """Apply defaults to a new object (the status has already been dropped)."""

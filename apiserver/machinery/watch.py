@@ -64,7 +64,9 @@ class WatchStream:
         self.start_revision = start_revision
 
     @classmethod
-    async def open(cls, registry: Registry, namespace: str | None, request: WatchRequest) -> WatchStream:
+    async def open(
+        cls, registry: Registry, namespace: str | None, request: WatchRequest
+    ) -> WatchStream:
         opts = request.list_options
         rv = opts.resource_version
         send_initial = request.send_initial_events
@@ -97,7 +99,9 @@ class WatchStream:
             if self.request.allow_bookmarks:
                 yield WatchItem("BOOKMARK", revision=self.start_revision, initial_end=True)
         queue: asyncio.Queue[WatchEvent | BaseException | None] = asyncio.Queue()
-        watch = self.registry.store.watch(self.registry.resource.key_prefix(self.namespace), self.start_revision)
+        watch = self.registry.store.watch(
+            self.registry.resource.key_prefix(self.namespace), self.start_revision
+        )
         pump = asyncio.create_task(_pump(watch, queue))
         last_bookmark = self.start_revision
         try:
@@ -105,12 +109,20 @@ class WatchStream:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return
-                wait = min(remaining, self.request.bookmark_interval) if self.request.allow_bookmarks else remaining
+                wait = (
+                    min(remaining, self.request.bookmark_interval)
+                    if self.request.allow_bookmarks
+                    else remaining
+                )
                 try:
                     item = await asyncio.wait_for(queue.get(), timeout=wait)
                 except TimeoutError:
                     progress = watch.progress()
-                    if self.request.allow_bookmarks and progress is not None and progress > last_bookmark:
+                    if (
+                        self.request.allow_bookmarks
+                        and progress is not None
+                        and progress > last_bookmark
+                    ):
                         last_bookmark = progress
                         yield WatchItem("BOOKMARK", revision=progress)
                     continue
@@ -148,7 +160,8 @@ class WatchStream:
 
 
 async def _pump(
-    watch: AsyncIterator[WatchEvent] | object, queue: asyncio.Queue[WatchEvent | BaseException | None]
+    watch: AsyncIterator[WatchEvent] | object,
+    queue: asyncio.Queue[WatchEvent | BaseException | None],
 ) -> None:
     """Move events from the store watch into a queue the stream can wait on with timeouts."""
     try:

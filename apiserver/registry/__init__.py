@@ -11,4 +11,7 @@ DEFAULT_GROUP = "resource.k8s.io"
 
 def strategies(group: str = DEFAULT_GROUP) -> list[Strategy]:  # type: ignore[type-arg]
     """Every kind this server serves, in ``group``."""
-    return [ResourceSlicePatchStrategy.for_group(group), ResourcePoolStatusRequestStrategy.for_group(group)]
+    return [
+        ResourceSlicePatchStrategy.for_group(group),
+        ResourcePoolStatusRequestStrategy.for_group(group),
+    ]

@@ -52,9 +52,17 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
     columns: ClassVar[tuple[Column, ...]] = (
         Column("Driver", "string", path("spec", "driver"), "Driver whose pools are reported."),
         Column("Pool", "string", path("spec", "poolName"), "Pool filter, if any."),
-        Column("Complete", "string", _condition_status("Complete"), "Whether the calculation is done."),
+        Column(
+            "Complete", "string", _condition_status("Complete"), "Whether the calculation is done."
+        ),
         Column("Pools", "integer", _pool_count, "Pools matching the request."),
-        Column("Truncated", "boolean", path("status", "truncated"), "More pools matched than the limit.", priority=1),
+        Column(
+            "Truncated",
+            "boolean",
+            path("status", "truncated"),
+            "More pools matched than the limit.",
+            priority=1,
+        ),
     )
     extra_field_getters: ClassVar[dict[str, FieldGetter]] = {"spec.driver": _spec_driver}
 
@@ -80,7 +88,9 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
     def validate(self, obj: ResourcePoolStatusRequest) -> list[FieldError]:
         return validate_resource_pool_status_request(obj)
 
-    def validate_update(self, new: ResourcePoolStatusRequest, old: ResourcePoolStatusRequest) -> list[FieldError]:
+    def validate_update(
+        self, new: ResourcePoolStatusRequest, old: ResourcePoolStatusRequest
+    ) -> list[FieldError]:
         return validate_resource_pool_status_request_update(new, old) or self.validate(new)
 
     def validate_status(self, obj: ResourcePoolStatusRequest) -> list[FieldError]:

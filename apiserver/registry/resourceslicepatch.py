@@ -21,15 +21,44 @@ class ResourceSlicePatchStrategy(Strategy[ResourceSlicePatch]):
     model = ResourceSlicePatch
     has_status = True
     columns: ClassVar[tuple[Column, ...]] = (
-        Column("Driver", "string", path("spec", "devices", "filter", "driver"), "Driver whose devices are patched."),
-        Column("Pool", "string", path("spec", "devices", "filter", "pool"), "Pool whose devices are patched."),
-        Column("Device", "string", path("spec", "devices", "filter", "device"), "Device that is patched."),
-        Column("Priority", "integer", path("spec", "devices", "priority"), "Priority among patches of a device."),
         Column(
-            "Class", "string", path("spec", "devices", "filter", "deviceClassName"),
-            "DeviceClass whose selectors must match.", priority=1,
+            "Driver",
+            "string",
+            path("spec", "devices", "filter", "driver"),
+            "Driver whose devices are patched.",
         ),
-        Column("Matched", "integer", path("status", "matchedDevices"), "Devices the patch applies to.", priority=1),
+        Column(
+            "Pool",
+            "string",
+            path("spec", "devices", "filter", "pool"),
+            "Pool whose devices are patched.",
+        ),
+        Column(
+            "Device",
+            "string",
+            path("spec", "devices", "filter", "device"),
+            "Device that is patched.",
+        ),
+        Column(
+            "Priority",
+            "integer",
+            path("spec", "devices", "priority"),
+            "Priority among patches of a device.",
+        ),
+        Column(
+            "Class",
+            "string",
+            path("spec", "devices", "filter", "deviceClassName"),
+            "DeviceClass whose selectors must match.",
+            priority=1,
+        ),
+        Column(
+            "Matched",
+            "integer",
+            path("status", "matchedDevices"),
+            "Devices the patch applies to.",
+            priority=1,
+        ),
     )
 
     @classmethod

@@ -16,7 +16,13 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -49,11 +55,14 @@ class ServerSettings:
 class APIServer:
     """The served kinds over one store, and the documents that describe them."""
 
-    def __init__(self, store: Store, strategies: list[Strategy[Any]], settings: ServerSettings) -> None:
+    def __init__(
+        self, store: Store, strategies: list[Strategy[Any]], settings: ServerSettings
+    ) -> None:
         self.store = store
         self.settings = settings
         self.registries = {
-            (s.resource.group, s.resource.version, s.resource.plural): Registry(s, store) for s in strategies
+            (s.resource.group, s.resource.version, s.resource.plural): Registry(s, store)
+            for s in strategies
         }
         self.handler = ResourceHandler(
             self.registries,
@@ -148,7 +157,9 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
         return json_response(body) if body is not None else _not_found()
 
     async def api_group_version(request: Request) -> Response:
-        body = server.discovery.resource_list(request.path_params["group"], request.path_params["version"])
+        body = server.discovery.resource_list(
+            request.path_params["group"], request.path_params["version"]
+        )
         return json_response(body) if body is not None else _not_found()
 
     async def core_version(request: Request) -> Response:
@@ -207,7 +218,13 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code == 405:
-            return status_response(errors.StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+            return status_response(
+                errors.StatusError(
+                    405,
+                    "MethodNotAllowed",
+                    "the server does not allow this method on the requested resource",
+                )
+            )
         if exc.status_code == 404:
             return _not_found()
         return status_response(errors.StatusError(exc.status_code, "Unknown", str(exc.detail)))
@@ -220,13 +237,15 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
     async def internal_error(_request: Request, exc: Exception) -> Response:
         return status_response(errors.internal(f"{type(exc).__name__}: {exc}"))
 
-    app.add_middleware(_AuthenticationMiddleware, authenticator=authenticator)  # type: ignore[arg-type]
-    app.add_middleware(_MetricsMiddleware, metrics=metrics)  # type: ignore[arg-type]
+    app.add_middleware(_AuthenticationMiddleware, authenticator=authenticator)
+    app.add_middleware(_MetricsMiddleware, metrics=metrics)
     return app
 
 
 def _not_found() -> Response:
-    return status_response(errors.StatusError(404, "NotFound", "the server could not find the requested resource"))
+    return status_response(
+        errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+    )
 
 
 def _cached(request: Request, body: bytes, digest: str) -> Response:
@@ -247,7 +266,10 @@ class _Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "apiserver_request_total", "Requests by method and HTTP code.", ["method", "code"], registry=self.registry
+            "apiserver_request_total",
+            "Requests by method and HTTP code.",
+            ["method", "code"],
+            registry=self.registry,
         )
         self.latency = Histogram(
             "apiserver_request_duration_seconds",
@@ -302,4 +324,3 @@ class _AuthenticationMiddleware:
             return
         scope["user"] = user
         await self.app(scope, receive, send)
-

@@ -66,9 +66,15 @@ def _ensure_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivat
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                key_encipherment=False, data_encipherment=False, key_agreement=False,
-                encipher_only=False, decipher_only=False,
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
             ),
             critical=True,
         )
@@ -80,7 +86,9 @@ def _ensure_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivat
     return cert, key
 
 
-def _wanted_names(extra: list[str]) -> tuple[set[str], set[ipaddress.IPv4Address | ipaddress.IPv6Address]]:
+def _wanted_names(
+    extra: list[str],
+) -> tuple[set[str], set[ipaddress.IPv4Address | ipaddress.IPv6Address]]:
     dns = {"localhost", socket.gethostname(), *(n for n in extra if not _is_ip(n))}
     ips = {ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")}
     ips |= {ipaddress.ip_address(n) for n in extra if _is_ip(n)}
@@ -96,7 +104,11 @@ def _is_ip(name: str) -> bool:
 
 
 def _serving_ok(
-    cert_path: Path, key_path: Path, ca: x509.Certificate, dns: set[str], ips: set[ipaddress.IPv4Address | ipaddress.IPv6Address]
+    cert_path: Path,
+    key_path: Path,
+    ca: x509.Certificate,
+    dns: set[str],
+    ips: set[ipaddress.IPv4Address | ipaddress.IPv6Address],
 ) -> bool:
     if not (cert_path.exists() and key_path.exists()):
         return False
@@ -104,10 +116,14 @@ def _serving_ok(
     if cert.issuer != ca.subject or cert.not_valid_after_utc < _now() + datetime.timedelta(days=1):
         return False
     san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    return dns <= set(san.get_values_for_type(x509.DNSName)) and ips <= set(san.get_values_for_type(x509.IPAddress))
+    return dns <= set(san.get_values_for_type(x509.DNSName)) and ips <= set(
+        san.get_values_for_type(x509.IPAddress)
+    )
 
 
-def ensure_serving_certs(cert_dir: str | Path, extra_names: list[str] | None = None) -> ServingFiles:
+def ensure_serving_certs(
+    cert_dir: str | Path, extra_names: list[str] | None = None
+) -> ServingFiles:
     """The CA and serving certificate in ``cert_dir``, created or renewed as needed."""
     directory = Path(cert_dir)
     directory.mkdir(parents=True, exist_ok=True)
@@ -126,14 +142,16 @@ def ensure_serving_certs(cert_dir: str | Path, extra_names: list[str] | None = N
             .not_valid_after(_now() + SERVING_VALIDITY)
             .add_extension(
                 x509.SubjectAlternativeName(
-                    [x509.DNSName(n) for n in sorted(dns)] + [x509.IPAddress(i) for i in sorted(ips, key=str)]
+                    [x509.DNSName(n) for n in sorted(dns)]
+                    + [x509.IPAddress(i) for i in sorted(ips, key=str)]
                 ),
                 critical=False,
             )
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+                critical=False,
             )
             .sign(ca_key, hashes.SHA256())
         )

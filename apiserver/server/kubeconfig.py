@@ -11,7 +11,9 @@ import yaml
 CONTEXT = "dra-apiserver"
 
 
-def write_kubeconfig(path: str | Path, server: str, ca_cert: Path, token: str, user: str = "admin") -> None:
+def write_kubeconfig(
+    path: str | Path, server: str, ca_cert: Path, token: str, user: str = "admin"
+) -> None:
     config = {
         "apiVersion": "v1",
         "kind": "Config",

@@ -70,7 +70,10 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     authenticator = TokenAuthenticator.from_file(token_file)
     if options.kubeconfig_out:
         write_kubeconfig(
-            options.kubeconfig_out, _server_url(options.bind_address, options.secure_port), files.ca_cert, token
+            options.kubeconfig_out,
+            _server_url(options.bind_address, options.secure_port),
+            files.ca_cert,
+            token,
         )
     store = open_store(options.storage, history=options.watch_history)
     server = APIServer(store, strategies(options.group), options.settings)

@@ -16,6 +16,7 @@ pool of reader threads with their own connections; the event loop never touches 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import queue
 import sqlite3
 import threading
@@ -241,7 +242,11 @@ class SQLiteStore:
         self._revision = revision
         # Events are published in revision order before any writer is told it succeeded,
         # so a client that saw its write acknowledged can watch from its revision.
-        events = [w.event for w in batch if w.event is not None and not isinstance(w.result, BaseException)]
+        events = [
+            w.event
+            for w in batch
+            if w.event is not None and not isinstance(w.result, BaseException)
+        ]
         self._loop.call_soon_threadsafe(self._publish, events)
         for write in batch:
             self._loop.call_soon_threadsafe(_settle, write.future, write.result)
@@ -295,7 +300,9 @@ class SQLiteStore:
                 raise KeyExistsError(key)
             set_resource_version(obj, rev)
             raw = orjson.dumps(obj)
-            conn.execute("INSERT INTO log(rev, key, event, value) VALUES (?, ?, 0, ?)", (rev, key, raw))
+            conn.execute(
+                "INSERT INTO log(rev, key, event, value) VALUES (?, ?, 0, ?)", (rev, key, raw)
+            )
             conn.execute("INSERT INTO current(key, rev) VALUES (?, ?)", (key, rev))
             stored = StoredObject(key, rev, raw, obj)
             return stored, WatchEvent(EventType.ADDED, stored)
@@ -403,10 +410,10 @@ class SQLiteStore:
         if revision < compacted:
             raise RevisionCompactedError(revision, compacted)
 
-    async def _history(self, prefix: str, after: int) -> list[WatchEvent]:
+    async def _history(self, prefix: str, after: int) -> builtins.list[WatchEvent]:
         high = prefix_end(prefix)
 
-        def read(conn: sqlite3.Connection) -> list[WatchEvent]:
+        def read(conn: sqlite3.Connection) -> builtins.list[WatchEvent]:
             self._check_not_compacted(conn, after)
             rows = conn.execute(
                 "SELECT l.rev, l.key, l.event, l.value, p.rev, p.value FROM log l"
@@ -450,13 +457,13 @@ class _SQLiteWatch:
                 yield event
             self._caught_up = True
             while True:
-                event = await self._sub.next()
-                if event is None:
+                live = await self._sub.next()
+                if live is None:
                     return
-                if event.revision <= self._last:
+                if live.revision <= self._last:
                     continue
-                self._last = event.revision
-                yield event
+                self._last = live.revision
+                yield live
         finally:
             self._sub.close()
 

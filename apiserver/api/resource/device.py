@@ -12,7 +12,9 @@ class DeviceAttribute(APIModel):
 
     int_: int | None = Field(None, alias="int", description="IntValue is a number.")
     bool_: bool | None = Field(None, alias="bool", description="BoolValue is a true/false value.")
-    string: str | None = Field(None, description="StringValue is a string. Must not be longer than 64 characters.")
+    string: str | None = Field(
+        None, description="StringValue is a string. Must not be longer than 64 characters."
+    )
     version: str | None = Field(
         None,
         description="VersionValue is a semantic version according to semver.org spec 2.0.0. "
@@ -28,14 +30,17 @@ class NullableDeviceAttribute(DeviceAttribute):
     """A DeviceAttribute that may instead be null: exactly one field must be set."""
 
     null: NullValue | None = Field(
-        None, description="If set, the attribute is removed from matching devices instead of overridden."
+        None,
+        description="If set, the attribute is removed from matching devices instead of overridden.",
     )
 
 
 class DeviceCapacity(APIModel):
     """Describes a device's capacity."""
 
-    value: Quantity = Field(description="Value defines how much of a certain capacity that device has.")
+    value: Quantity = Field(
+        description="Value defines how much of a certain capacity that device has."
+    )
 
 
 class CELDeviceSelector(APIModel):
@@ -52,4 +57,6 @@ class CELDeviceSelector(APIModel):
 class DeviceSelector(APIModel):
     """Must be satisfied for each device that is considered."""
 
-    cel: CELDeviceSelector | None = Field(None, description="CEL contains a CEL expression for selecting a device.")
+    cel: CELDeviceSelector | None = Field(
+        None, description="CEL contains a CEL expression for selecting a device."
+    )

@@ -16,8 +16,12 @@ VALIDATION_ERROR_MAX_LENGTH = 256
 class ResourcePoolStatusRequestSpec(APIModel):
     """Which pools to report on. Immutable after creation: delete and recreate for fresh data."""
 
-    driver: str = Field(description="Driver whose pools are reported. Required; bounds the size of the answer.")
-    pool_name: str | None = Field(None, description="If set, only the pool with this name is reported.")
+    driver: str = Field(
+        description="Driver whose pools are reported. Required; bounds the size of the answer."
+    )
+    pool_name: str | None = Field(
+        None, description="If set, only the pool with this name is reported."
+    )
     limit: int | None = Field(
         None,
         description=f"Maximum number of pools in the status. Defaults to {LIMIT_DEFAULT}, at most {LIMIT_MAX}.",
@@ -29,12 +33,18 @@ class PoolStatus(APIModel):
 
     driver: str = Field(description="The DRA driver of the pool.")
     pool_name: str = Field(description="The pool name from the ResourceSlices.")
-    node_name: str | None = Field(None, description="The node of a node-local pool; empty otherwise.")
+    node_name: str | None = Field(
+        None, description="The node of a node-local pool; empty otherwise."
+    )
     total_devices: int = Field(description="Devices in the newest generation of the pool.")
     allocated_devices: int = Field(description="Devices allocated to claims.")
     available_devices: int = Field(description="Devices that can be allocated now.")
-    unavailable_devices: int = Field(0, description="Devices that cannot be allocated, e.g. tainted NoSchedule.")
-    slice_count: int = Field(description="ResourceSlices seen in the newest generation of the pool.")
+    unavailable_devices: int = Field(
+        0, description="Devices that cannot be allocated, e.g. tainted NoSchedule."
+    )
+    slice_count: int = Field(
+        description="ResourceSlices seen in the newest generation of the pool."
+    )
     generation: int = Field(description="The newest pool generation observed.")
 
 
@@ -58,20 +68,27 @@ class ResourcePoolStatusRequestStatus(APIModel):
         f"{VALIDATION_ERROR_MAX_LENGTH} characters each.",
         json_schema_extra={"x-kubernetes-list-type": "atomic"},
     )
-    truncated: bool | None = Field(None, description="True if more pools matched than spec.limit allowed.")
-    total_matching_pools: int | None = Field(None, description="Number of pools matching the filter, even if truncated.")
+    truncated: bool | None = Field(
+        None, description="True if more pools matched than spec.limit allowed."
+    )
+    total_matching_pools: int | None = Field(
+        None, description="Number of pools matching the filter, even if truncated."
+    )
 
 
 class ResourcePoolStatusRequest(APIModel):
     """A one-time request for the availability of a driver's device pools (like a CSR)."""
 
     api_version: str | None = Field(
-        None, description="APIVersion defines the versioned schema of this representation of an object."
+        None,
+        description="APIVersion defines the versioned schema of this representation of an object.",
     )
     kind: str | None = Field(
         None, description="Kind is a string value representing the REST resource."
     )
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta, description="Standard object metadata.")
+    metadata: ObjectMeta = Field(
+        default_factory=ObjectMeta, description="Standard object metadata."
+    )
     spec: ResourcePoolStatusRequestSpec = Field(description="What to report on. Immutable.")
     status: ResourcePoolStatusRequestStatus | None = Field(
         None, description="The answer, set once by the controller through the status subresource."

@@ -16,7 +16,9 @@ class DevicePatchFilter(APIModel):
         None,
         description="If set, the selectors of this DeviceClass must be satisfied by a device to be patched.",
     )
-    driver: str | None = Field(None, description="If set, only devices from that driver are patched.")
+    driver: str | None = Field(
+        None, description="If set, only devices from that driver are patched."
+    )
     pool: str | None = Field(None, description="If set, only devices in that pool are patched.")
     device: str | None = Field(None, description="If set, only devices with that name are patched.")
     selectors: list[DeviceSelector] | None = Field(
@@ -31,7 +33,8 @@ class DevicePatch(APIModel):
     """Selects devices and defines the attributes and capacities to patch on them."""
 
     filter: DevicePatchFilter | None = Field(
-        None, description="Filter defines which device(s) the patch is applied to. No filter matches every device."
+        None,
+        description="Filter defines which device(s) the patch is applied to. No filter matches every device.",
     )
     priority: int | None = Field(
         None,
@@ -59,8 +62,12 @@ class ResourceSlicePatchSpec(APIModel):
 class ResourceSlicePatchStatus(APIModel):
     """What the server observed while applying the patch."""
 
-    observed_generation: int | None = Field(None, description="The generation of the spec last applied.")
-    matched_devices: int | None = Field(None, description="Number of devices the patch currently applies to.")
+    observed_generation: int | None = Field(
+        None, description="The generation of the spec last applied."
+    )
+    matched_devices: int | None = Field(
+        None, description="Number of devices the patch currently applies to."
+    )
     conditions: list[Condition] | None = Field(
         None,
         description="Conditions of the patch, e.g. a selector that failed to evaluate for some devices.",
@@ -72,11 +79,18 @@ class ResourceSlicePatch(APIModel):
     """Patches attributes and capacities of devices published in ResourceSlices."""
 
     api_version: str | None = Field(
-        None, description="APIVersion defines the versioned schema of this representation of an object."
+        None,
+        description="APIVersion defines the versioned schema of this representation of an object.",
     )
-    kind: str | None = Field(None, description="Kind is a string value representing the REST resource.")
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta, description="Standard object metadata.")
+    kind: str | None = Field(
+        None, description="Kind is a string value representing the REST resource."
+    )
+    metadata: ObjectMeta = Field(
+        default_factory=ObjectMeta, description="Standard object metadata."
+    )
     spec: ResourceSlicePatchSpec = Field(
         description="Changing the spec automatically increments the metadata.generation number."
     )
-    status: ResourceSlicePatchStatus | None = Field(None, description="Status of the patch, set by the server.")
+    status: ResourceSlicePatchStatus | None = Field(
+        None, description="Status of the patch, set by the server."
+    )

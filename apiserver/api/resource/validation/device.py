@@ -60,12 +60,17 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
         return [field.required(str(path))]
     parts = name.split("/")
     if len(parts) > 2:
-        return [field.invalid(str(path), name, "a qualified name must not have more than one slash")]
+        return [
+            field.invalid(str(path), name, "a qualified name must not have more than one slash")
+        ]
     if len(parts) == 1:
         if require_domain:
             return [field.required(str(path), "the domain must be set")]
         ident = parts[0]
-        return [field.invalid(str(path), name, e) for e in c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH)]
+        return [
+            field.invalid(str(path), name, e)
+            for e in c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH)
+        ]
     domain, ident = parts
     errs: list[FieldError] = []
     if not domain:
@@ -74,7 +79,9 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
         errs.append(field.too_long(str(path), DEVICE_MAX_DOMAIN_LENGTH))
     else:
         errs += [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(domain)]
-    errs += [field.invalid(str(path), name, e) for e in c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH)]
+    errs += [
+        field.invalid(str(path), name, e) for e in c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH)
+    ]
     return errs
 
 
@@ -90,7 +97,13 @@ def validate_attribute_value(attr: DeviceAttribute, path: Path) -> list[FieldErr
         if len(attr.version.encode()) > ATTRIBUTE_VALUE_MAX:
             errs.append(field.too_long(str(path.child("version")), ATTRIBUTE_VALUE_MAX))
         elif not _SEMVER.match(attr.version):
-            errs.append(field.invalid(str(path.child("version")), attr.version, "must be a string compatible with semver.org spec 2.0.0"))
+            errs.append(
+                field.invalid(
+                    str(path.child("version")),
+                    attr.version,
+                    "must be a string compatible with semver.org spec 2.0.0",
+                )
+            )
     return errs
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ... import field
 from ...field import FieldError, Path
+from ...metavalidation import validate_conditions
 from ...names import dns1123_subdomain_errors
 from ..resourceslicepatch import ResourceSlicePatch, ResourceSlicePatchStatus
-from ...metavalidation import validate_conditions
 from .device import (
     validate_attributes_and_capacity,
     validate_device_name,
@@ -48,13 +48,20 @@ def validate_resource_slice_patch(patch: ResourceSlicePatch) -> list[FieldError]
     return errs
 
 
-def validate_resource_slice_patch_status(status: ResourceSlicePatchStatus | None) -> list[FieldError]:
+def validate_resource_slice_patch_status(
+    status: ResourceSlicePatchStatus | None,
+) -> list[FieldError]:
     if status is None:
         return []
     path = Path("status")
     errs: list[FieldError] = []
-    for name, value in (("observedGeneration", status.observed_generation), ("matchedDevices", status.matched_devices)):
+    for name, value in (
+        ("observedGeneration", status.observed_generation),
+        ("matchedDevices", status.matched_devices),
+    ):
         if value is not None and value < 0:
-            errs.append(field.invalid(str(path.child(name)), value, "must be greater than or equal to 0"))
+            errs.append(
+                field.invalid(str(path.child(name)), value, "must be greater than or equal to 0")
+            )
     errs += validate_conditions(status.conditions or [], path.child("conditions"))
     return errs
