@@ -179,6 +179,13 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
         return await server.handler.handle(request, "", p["version"], p["rest"].split("/"))
 
     async def openapi_v2(request: Request) -> Response:
+        # JSON only: a client that accepts nothing but the protobuf encoding gets 406
+        # rather than bytes it cannot parse (kubectl then uses OpenAPI v3).
+        accept = request.headers.get("accept", "")
+        if accept and "json" not in accept and "*/*" not in accept:
+            return status_response(
+                errors.not_acceptable("only application/json is served for /openapi/v2")
+            )
         body, digest = server.openapi_v2
         return _cached(request, body, digest)
 
