@@ -480,7 +480,7 @@ class Registry:
                 )
             except _Retry:
                 continue
-        raise errors.conflict(self.resource.qualified_name, "", name, errors.MODIFIED)
+        raise errors.conflict(self.resource.plural, self.resource.group, name, errors.MODIFIED)
 
     def _applied(
         self,
@@ -561,7 +561,9 @@ class Registry:
             new = mutate(current)
             sent_rv = new.get("metadata", {}).get("resourceVersion")
             if sent_rv and sent_rv != str(current.revision):
-                raise errors.conflict(self.resource.qualified_name, "", name, errors.MODIFIED)
+                raise errors.conflict(
+                    self.resource.plural, self.resource.group, name, errors.MODIFIED
+                )
             try:
                 return await self._write_update(
                     current, new, opts, subresource, manager, user_agent, record=True
@@ -569,9 +571,9 @@ class Registry:
             except _Retry:
                 if not retry or sent_rv:
                     raise errors.conflict(
-                        self.resource.qualified_name, "", name, errors.MODIFIED
+                        self.resource.plural, self.resource.group, name, errors.MODIFIED
                     ) from None
-        raise errors.conflict(self.resource.qualified_name, "", name, errors.MODIFIED)
+        raise errors.conflict(self.resource.plural, self.resource.group, name, errors.MODIFIED)
 
     async def _write_update(
         self,
@@ -678,8 +680,8 @@ class Registry:
             meta = current.obj["metadata"]
             if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
                 raise errors.conflict(
-                    self.resource.qualified_name,
-                    "",
+                    self.resource.plural,
+                    self.resource.group,
                     name,
                     f"Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object meta: {meta.get('uid')}",
                 )
@@ -688,8 +690,8 @@ class Registry:
                 and opts.precondition_resource_version != meta.get("resourceVersion")
             ):
                 raise errors.conflict(
-                    self.resource.qualified_name,
-                    "",
+                    self.resource.plural,
+                    self.resource.group,
                     name,
                     f"Precondition failed: ResourceVersion in precondition: {opts.precondition_resource_version},"
                     f" ResourceVersion in object meta: {meta.get('resourceVersion')}",
@@ -721,7 +723,7 @@ class Registry:
             except StorageError as err:
                 raise self._storage_error(err, name) from err
             return WriteResult(deleted, 200, deleted=True)
-        raise errors.conflict(self.resource.qualified_name, "", name, errors.MODIFIED)
+        raise errors.conflict(self.resource.plural, self.resource.group, name, errors.MODIFIED)
 
     async def delete_collection(
         self, namespace: str | None, list_opts: ListOptions, opts: DeleteOptions

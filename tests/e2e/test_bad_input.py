@@ -1,0 +1,760 @@
+"""Bad input gets a Kubernetes Status naming the problem, and nothing stored changes.
+
+Each case sends one malformed, invalid or unsupported request to the real server and
+checks both halves of DESIGN section 10: the answer is a ``Status`` (kind Status, apiVersion
+v1, status Failure) with the right code, reason and field, and the stored state (both
+collections' lists with their resourceVersion, and the bytes of any object the request
+aimed at) is exactly as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from .harness import ServerProcess, start_server
+
+RSP = "/apis/resource.k8s.io/v1alpha3/resourceslicepatches"
+RPSR = "/apis/resource.k8s.io/v1alpha1/resourcepoolstatusrequests"
+RSP_GV = "resource.k8s.io/v1alpha3"
+RPSR_GV = "resource.k8s.io/v1alpha1"
+JSON = "application/json"
+MERGE = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+APPLY = "application/apply-patch+yaml"
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def own_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server of this module's own, so whole collections can be compared before and after."""
+    proc = start_server(tmp_path_factory.mktemp("bad-input"))
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="module")
+def client(own_server: ServerProcess) -> Iterator[httpx.Client]:
+    with own_server.client() as c:
+        yield c
+
+
+# -- objects -------------------------------------------------------------------------
+
+
+def rsp(name: str, **devices: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": RSP_GV,
+        "kind": "ResourceSlicePatch",
+        "metadata": {"name": name},
+        "spec": {"devices": devices or {"priority": 1}},
+    }
+
+
+def rpsr(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": RPSR_GV,
+        "kind": "ResourcePoolStatusRequest",
+        "metadata": {"name": name},
+        "spec": spec or {"driver": "gpu.example.com"},
+    }
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def edited(obj: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """A deep copy of ``obj`` with ``change`` applied to it."""
+    new = copy.deepcopy(obj)
+    change(new)
+    return new
+
+
+# -- requests ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Req:
+    """One HTTP request; ``chunked`` sends the body without a Content-Length."""
+
+    method: str
+    path: str
+    body: bytes | None = None
+    content_type: str | None = JSON
+    params: dict[str, str] = field(default_factory=dict)
+    chunked: bool = False
+
+    def kwargs(self) -> dict[str, Any]:
+        headers = {"Content-Type": self.content_type} if self.content_type else {}
+        content: Any = self.body
+        if self.chunked and self.body is not None:
+            body = self.body
+            content = iter([body[i : i + MIB] for i in range(0, len(body), MIB)])
+        return {"headers": headers, "params": self.params, "content": content}
+
+    def send(self, client: httpx.Client) -> httpx.Response:
+        return client.request(self.method, self.path, **self.kwargs())
+
+    async def send_async(self, client: httpx.AsyncClient) -> httpx.Response:
+        kwargs = self.kwargs()
+        if self.chunked and self.body is not None:
+            chunks = list(kwargs["content"])
+
+            async def stream() -> Any:
+                for chunk in chunks:
+                    yield chunk
+
+            kwargs["content"] = stream()
+        return await client.request(self.method, self.path, **kwargs)
+
+
+def post(path: str, obj: Any, **params: str) -> Req:
+    return Req("POST", path, orjson.dumps(obj), params=params)
+
+
+def put(path: str, obj: Any, **params: str) -> Req:
+    name = obj["metadata"]["name"]
+    return Req("PUT", f"{path}/{name}", orjson.dumps(obj), params=params)
+
+
+def patch(path: str, name: str, body: bytes, content_type: str, **params: str) -> Req:
+    return Req("PATCH", f"{path}/{name}", body, content_type, params)
+
+
+# -- cases ---------------------------------------------------------------------------
+
+Build = Callable[[str, dict[str, Any]], Req]
+"""Builds the bad request from a fresh unique name and the seed object (empty if none)."""
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    build: Build
+    code: int
+    reason: str
+    field: str | None = None  # must appear among details.causes[].field
+    message: str | None = None  # must appear in the message
+    seed: str | None = None  # "rsp" or "rpsr": an object named ``name`` exists first
+
+
+def _attrs(n: int) -> dict[str, Any]:
+    return {f"gpu.example.com/a{i}": {"int": i} for i in range(n)}
+
+
+def _caps(n: int) -> dict[str, Any]:
+    return {f"gpu.example.com/c{i}": {"value": "1Gi"} for i in range(n)}
+
+
+def _without_rv(obj: dict[str, Any]) -> None:
+    del obj["metadata"]["resourceVersion"]
+
+
+def _stale_rv(obj: dict[str, Any]) -> None:
+    obj["metadata"]["resourceVersion"] = "1"
+    obj["spec"]["devices"]["priority"] = 7
+
+
+CASES: list[Case] = [
+    # -- bodies that are not a JSON object ---------------------------------------
+    Case(
+        "malformed-json",
+        lambda n, _: Req("POST", RSP, b'{"apiVersion": "resource.k8s.io/v1alpha3", "kind": '),
+        400,
+        "BadRequest",
+    ),
+    Case(
+        "malformed-yaml",
+        lambda n, _: Req(
+            "POST",
+            RSP,
+            f"apiVersion: {RSP_GV}\nkind: ResourceSlicePatch\nmetadata: {{name: [{n}\n".encode(),
+            "application/yaml",
+        ),
+        400,
+        "BadRequest",
+    ),
+    Case("body-json-array", lambda n, _: post(RSP, [rsp(n)]), 400, "BadRequest", message="array"),
+    Case(
+        "body-json-string",
+        lambda n, _: post(RSP, "just a string"),
+        400,
+        "BadRequest",
+        None,
+        "string",
+    ),
+    Case("body-empty", lambda n, _: Req("POST", RSP, b""), 400, "BadRequest"),
+    Case(
+        "strict-unknown-field",
+        lambda n, _: post(RSP, rsp(n, priority=1, bogus=True), fieldValidation="Strict"),
+        400,
+        "BadRequest",
+        message="spec.devices.bogus",
+    ),
+    # -- wrong JSON types ----------------------------------------------------------
+    Case(
+        "priority-is-a-string",
+        lambda n, _: post(RSP, rsp(n, priority="high")),
+        422,
+        "Invalid",
+        "spec.devices.priority",
+    ),
+    Case(
+        "attribute-int-is-a-string",
+        lambda n, _: post(RSP, rsp(n, attributes={"gpu.example.com/mem": {"int": "x"}})),
+        422,
+        "Invalid",
+        "spec.devices.attributes[gpu.example.com/mem].int",
+    ),
+    Case(
+        "spec-is-a-string",
+        lambda n, _: post(RSP, edited(rsp(n), lambda o: o.update(spec="devices"))),
+        422,
+        "Invalid",
+        "spec",
+    ),
+    Case(
+        "labels-is-a-list",
+        lambda n, _: post(RSP, edited(rsp(n), lambda o: o["metadata"].update(labels=["a=b"]))),
+        422,
+        "Invalid",
+        "metadata.labels",
+    ),
+    Case(
+        "metadata-is-a-string",
+        lambda n, _: post(RSP, edited(rsp(n), lambda o: o.update(metadata=n))),
+        422,
+        "Invalid",
+        "metadata",
+    ),
+    # -- device rules --------------------------------------------------------------
+    Case(
+        "attribute-without-domain",
+        lambda n, _: post(RSP, rsp(n, attributes={"model": {"string": "a100"}})),
+        422,
+        "Invalid",
+        "spec.devices.attributes[model]",
+    ),
+    Case(
+        "attribute-with-two-values",
+        lambda n, _: post(RSP, rsp(n, attributes={"gpu.example.com/x": {"int": 1, "bool": True}})),
+        422,
+        "Invalid",
+        "spec.devices.attributes[gpu.example.com/x]",
+    ),
+    Case(
+        "33-attributes-and-capacities",
+        lambda n, _: post(RSP, rsp(n, attributes=_attrs(20), capacity=_caps(13))),
+        422,
+        "Invalid",
+        "spec.devices",
+    ),
+    Case(
+        "version-not-semver",
+        lambda n, _: post(RSP, rsp(n, attributes={"gpu.example.com/fw": {"version": "1.2"}})),
+        422,
+        "Invalid",
+        "spec.devices.attributes[gpu.example.com/fw].version",
+    ),
+    Case(
+        "string-attribute-over-64-bytes",
+        lambda n, _: post(RSP, rsp(n, attributes={"gpu.example.com/s": {"string": "é" * 33}})),
+        422,
+        "Invalid",
+        "spec.devices.attributes[gpu.example.com/s].string",
+    ),
+    Case(
+        "selector-without-cel",
+        lambda n, _: post(RSP, rsp(n, filter={"selectors": [{}]})),
+        422,
+        "Invalid",
+        "spec.devices.filter.selectors[0].cel",
+    ),
+    # -- sizes ---------------------------------------------------------------------
+    Case(
+        "body-over-3MiB",
+        lambda n, _: post(
+            RSP, edited(rsp(n), lambda o: o["metadata"].update(annotations={"a": "x" * 4 * MIB}))
+        ),
+        413,
+        "RequestEntityTooLarge",
+    ),
+    Case(
+        "body-over-3MiB-chunked",
+        lambda n, _: Req(
+            "POST",
+            RSP,
+            orjson.dumps(
+                edited(rsp(n), lambda o: o["metadata"].update(annotations={"a": "x" * 4 * MIB}))
+            ),
+            chunked=True,
+        ),
+        413,
+        "RequestEntityTooLarge",
+    ),
+    Case(
+        "annotations-over-256KiB",
+        lambda n, _: post(
+            RSP, edited(rsp(n), lambda o: o["metadata"].update(annotations={"a": "x" * 300 * 1024}))
+        ),
+        422,
+        "Invalid",
+        "metadata.annotations",
+    ),
+    # -- names ---------------------------------------------------------------------
+    Case(
+        "name-uppercase",
+        lambda n, _: post(RSP, rsp(n.upper())),
+        422,
+        "Invalid",
+        "metadata.name",
+    ),
+    Case(
+        "name-underscore",
+        lambda n, _: post(RSP, rsp(n.replace("-", "_"))),
+        422,
+        "Invalid",
+        "metadata.name",
+    ),
+    Case(
+        "name-254-chars",
+        lambda n, _: post(RSP, rsp((n + "a" * 254)[:254])),
+        422,
+        "Invalid",
+        "metadata.name",
+    ),
+    Case(
+        "name-empty-without-generateName",
+        lambda n, _: post(RSP, rsp("")),
+        422,
+        "Invalid",
+        "metadata.name",
+    ),
+    # -- type meta and identity ----------------------------------------------------
+    Case(
+        "kind-mismatch",
+        lambda n, _: post(
+            RSP, edited(rsp(n), lambda o: o.update(kind="ResourcePoolStatusRequest"))
+        ),
+        400,
+        "BadRequest",
+        message="kind",
+    ),
+    Case(
+        "apiVersion-mismatch",
+        lambda n, _: post(RSP, edited(rsp(n), lambda o: o.update(apiVersion=RPSR_GV))),
+        400,
+        "BadRequest",
+        message=RPSR_GV,
+    ),
+    Case(
+        "put-name-differs-from-url",
+        lambda n, seed: Req(
+            "PUT",
+            f"{RSP}/{n}",
+            orjson.dumps(edited(seed, lambda o: o["metadata"].update(name=n + "-other"))),
+        ),
+        400,
+        "BadRequest",
+        message="does not match",
+        seed="rsp",
+    ),
+    # -- ResourcePoolStatusRequest -------------------------------------------------
+    Case(
+        "rpsr-put-spec-change",
+        lambda n, seed: put(RPSR, edited(seed, lambda o: o["spec"].update(driver="b.example.com"))),
+        422,
+        "Invalid",
+        "spec",
+        "field is immutable",
+        seed="rpsr",
+    ),
+    Case(
+        "rpsr-merge-patch-spec-change",
+        lambda n, _: patch(RPSR, n, b'{"spec":{"limit":5}}', MERGE),
+        422,
+        "Invalid",
+        "spec",
+        "field is immutable",
+        seed="rpsr",
+    ),
+    Case(
+        "rpsr-missing-driver",
+        lambda n, _: post(RPSR, rpsr(n, poolName="pool-a")),
+        422,
+        "Invalid",
+        "spec.driver",
+        "Required value",
+    ),
+    Case(
+        "rpsr-limit-0",
+        lambda n, _: post(RPSR, rpsr(n, driver="gpu.example.com", limit=0)),
+        422,
+        "Invalid",
+        "spec.limit",
+    ),
+    Case(
+        "rpsr-limit-1001",
+        lambda n, _: post(RPSR, rpsr(n, driver="gpu.example.com", limit=1001)),
+        422,
+        "Invalid",
+        "spec.limit",
+    ),
+    # -- concurrency and existence -------------------------------------------------
+    Case(
+        "put-stale-resourceVersion",
+        lambda n, seed: put(RSP, edited(seed, _stale_rv)),
+        409,
+        "Conflict",
+        seed="rsp",
+    ),
+    Case(
+        "put-without-resourceVersion",
+        lambda n, seed: put(RSP, edited(seed, _without_rv)),
+        422,
+        "Invalid",
+        "metadata.resourceVersion",
+        seed="rsp",
+    ),
+    Case(
+        "create-existing-name",
+        lambda n, _: post(RSP, rsp(n, priority=9)),
+        409,
+        "AlreadyExists",
+        seed="rsp",
+    ),
+    # -- patches -------------------------------------------------------------------
+    Case(
+        "strategic-merge-patch",
+        lambda n, _: patch(
+            RSP, n, b'{"spec":{"devices":{"priority":5}}}', "application/strategic-merge-patch+json"
+        ),
+        415,
+        "UnsupportedMediaType",
+        seed="rsp",
+    ),
+    Case(
+        "json-patch-failing-test-op",
+        lambda n, _: patch(
+            RSP,
+            n,
+            b'[{"op":"test","path":"/spec/devices/priority","value":99},'
+            b'{"op":"replace","path":"/spec/devices/priority","value":5}]',
+            JSON_PATCH,
+        ),
+        422,
+        "Invalid",
+        seed="rsp",
+    ),
+    Case(
+        "apply-without-fieldManager",
+        lambda n, _: patch(
+            RSP,
+            n,
+            f"apiVersion: {RSP_GV}\nkind: ResourceSlicePatch\nmetadata: {{name: {n}}}\n"
+            "spec: {devices: {priority: 5}}\n".encode(),
+            APPLY,
+        ),
+        422,
+        "Invalid",
+        "fieldManager",
+        seed="rsp",
+    ),
+    Case(
+        "force-on-merge-patch",
+        lambda n, _: patch(RSP, n, b'{"spec":{"devices":{"priority":5}}}', MERGE, force="true"),
+        422,
+        "Invalid",
+        "force",
+        seed="rsp",
+    ),
+    # -- query parameters ----------------------------------------------------------
+    Case(
+        "bad-label-selector",
+        lambda n, _: Req("GET", RSP, params={"labelSelector": "app in (a"}),
+        400,
+        "BadRequest",
+    ),
+    Case(
+        "unsupported-field-selector",
+        lambda n, _: Req("GET", RSP, params={"fieldSelector": "spec.devices.priority=1"}),
+        400,
+        "BadRequest",
+        message="spec.devices.priority",
+    ),
+    Case(
+        "invalid-dryRun-value",
+        lambda n, _: post(RSP, rsp(n), dryRun="Yes"),
+        400,
+        "BadRequest",
+        message="dryRun",
+    ),
+    Case(
+        "bad-fieldValidation-value",
+        lambda n, _: post(RSP, rsp(n), fieldValidation="Loose"),
+        400,
+        "BadRequest",
+        message="fieldValidation",
+    ),
+    Case(
+        "invalid-resourceVersion-on-list",
+        lambda n, _: Req("GET", RSP, params={"resourceVersion": "abc"}),
+        400,
+        "BadRequest",
+        message="abc",
+    ),
+    # -- routing -------------------------------------------------------------------
+    Case(
+        "unknown-subresource",
+        lambda n, seed: Req("PUT", f"{RSP}/{n}/scale", orjson.dumps(seed)),
+        404,
+        "NotFound",
+        seed="rsp",
+    ),
+    Case(
+        "post-to-item-url",
+        lambda n, seed: Req("POST", f"{RSP}/{n}", orjson.dumps(seed)),
+        405,
+        "MethodNotAllowed",
+        seed="rsp",
+    ),
+    Case(
+        "unknown-group-version",
+        lambda n, _: post("/apis/resource.k8s.io/v9/resourceslicepatches", rsp(n)),
+        404,
+        "NotFound",
+    ),
+    Case("unsupported-http-method", lambda n, _: Req("OPTIONS", RSP), 405, "MethodNotAllowed"),
+]
+
+
+# -- checks --------------------------------------------------------------------------
+
+
+def assert_status(
+    resp: httpx.Response,
+    code: int,
+    reason: str,
+    field: str | None = None,
+    message: str | None = None,
+) -> None:
+    """The response is a Kubernetes Status failure with this code, reason, field and message."""
+    assert resp.status_code == code, resp.text[:2000]
+    assert resp.headers["content-type"].split(";")[0] == JSON
+    body = resp.json()
+    assert body["kind"] == "Status"
+    assert body["apiVersion"] == "v1"
+    assert body["status"] == "Failure"
+    assert body["code"] == code
+    assert body["reason"] == reason
+    assert isinstance(body["message"], str)
+    assert body["message"]
+    if field is not None:
+        causes = body.get("details", {}).get("causes", [])
+        assert field in [c.get("field") for c in causes], body
+    if message is not None:
+        assert message in body["message"], body["message"]
+
+
+Snapshot = dict[str, Any]
+
+
+def snapshot(client: httpx.Client, objects: Iterable[str] = ()) -> Snapshot:
+    """Both collections (items and list resourceVersion) and the raw bytes of ``objects``."""
+    state: Snapshot = {}
+    for path in (RSP, RPSR):
+        resp = client.get(path)
+        assert resp.status_code == 200, resp.text
+        body = resp.json()
+        state[path] = (body["metadata"]["resourceVersion"], body["items"])
+    for url in objects:
+        resp = client.get(url)
+        assert resp.status_code == 200, resp.text
+        state[url] = resp.content
+    return state
+
+
+def seed(client: httpx.Client, kind: str, name: str) -> tuple[str, dict[str, Any]]:
+    """Create the object a case aims at; returns its URL and the stored object."""
+    path, obj = (RSP, rsp(name)) if kind == "rsp" else (RPSR, rpsr(name))
+    resp = client.post(path, json=obj)
+    assert resp.status_code == 201, resp.text
+    return f"{path}/{name}", resp.json()
+
+
+# -- tests ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_request_is_a_status_and_changes_nothing(client: httpx.Client, case: Case) -> None:
+    """The bad request is answered with the right Status, and nothing stored changed."""
+    name = unique("bad")
+    urls: list[str] = []
+    target: dict[str, Any] = {}
+    if case.seed is not None:
+        url, target = seed(client, case.seed, name)
+        urls.append(url)
+    before = snapshot(client, urls)
+
+    resp = case.build(name, target).send(client)
+
+    assert_status(resp, case.code, case.reason, case.field, case.message)
+    if case.reason in ("Conflict", "AlreadyExists"):
+        plural = RSP.rsplit("/", 1)[1] if case.seed == "rsp" else RPSR.rsplit("/", 1)[1]
+        details = resp.json()["details"]
+        assert details == {"name": name, "group": "resource.k8s.io", "kind": plural}
+    assert snapshot(client, urls) == before
+
+
+def test_strict_names_every_unknown_field(client: httpx.Client) -> None:
+    """Strict rejects with every unknown field named, at any depth, and stores nothing."""
+    name = unique("strict")
+    obj = rsp(name, priority=1, bogus=True)
+    obj["metadata"]["colour"] = "red"
+    obj["spec"]["devices"]["attributes"] = {"gpu.example.com/x": {"int": 1, "float": 1.5}}
+    before = snapshot(client)
+
+    resp = post(RSP, obj, fieldValidation="Strict").send(client)
+
+    assert_status(resp, 400, "BadRequest")
+    message = resp.json()["message"]
+    for path in (
+        "metadata.colour",
+        "spec.devices.bogus",
+        "spec.devices.attributes[gpu.example.com/x].float",
+    ):
+        assert path in message
+    assert snapshot(client) == before
+
+
+def test_unknown_field_with_warn_is_stored_without_it(client: httpx.Client) -> None:
+    """Warn creates the object, names the field in a Warning header and drops the field."""
+    name = unique("warn")
+    resp = post(RSP, rsp(name, priority=3, bogus=True), fieldValidation="Warn").send(client)
+
+    assert resp.status_code == 201, resp.text
+    warnings = resp.headers.get_list("warning")
+    assert any("spec.devices.bogus" in w and w.startswith("299 ") for w in warnings), warnings
+    stored = client.get(f"{RSP}/{name}").json()
+    assert stored["spec"]["devices"] == {"priority": 3}
+    assert resp.json() == stored
+
+
+def test_unknown_field_by_default_warns(client: httpx.Client) -> None:
+    """Without fieldValidation the server warns about unknown fields, as kube-apiserver does."""
+    name = unique("default")
+    resp = post(RSP, rsp(name, priority=3, bogus=True)).send(client)
+
+    assert resp.status_code == 201, resp.text
+    assert any("spec.devices.bogus" in w for w in resp.headers.get_list("warning"))
+    assert "bogus" not in client.get(f"{RSP}/{name}").json()["spec"]["devices"]
+
+
+def test_unknown_field_with_ignore_is_dropped_silently(client: httpx.Client) -> None:
+    """Ignore creates the object without the field and without any warning."""
+    name = unique("ignore")
+    resp = post(RSP, rsp(name, priority=3, bogus=True), fieldValidation="Ignore").send(client)
+
+    assert resp.status_code == 201, resp.text
+    assert resp.headers.get_list("warning") == []
+    stored = client.get(f"{RSP}/{name}").json()
+    assert stored["spec"]["devices"] == {"priority": 3}
+    assert resp.json() == stored
+
+
+def test_strict_unknown_field_on_update_keeps_the_object(client: httpx.Client) -> None:
+    """A Strict PUT and a Strict merge patch with an unknown field leave the object's bytes alone."""
+    name = unique("strict-update")
+    url, obj = seed(client, "rsp", name)
+    before = snapshot(client, [url])
+    body = edited(obj, lambda o: o["spec"]["devices"].update(priority=4, bogus=1))
+
+    resp = put(RSP, body, fieldValidation="Strict").send(client)
+    assert_status(resp, 400, "BadRequest", message="spec.devices.bogus")
+    resp = patch(
+        RSP, name, b'{"spec":{"devices":{"bogus":1}}}', MERGE, fieldValidation="Strict"
+    ).send(client)
+    assert_status(resp, 400, "BadRequest", message="spec.devices.bogus")
+
+    assert snapshot(client, [url]) == before
+
+
+def test_invalid_status_write_keeps_the_object(client: httpx.Client) -> None:
+    """A status write with a negative count is 422 at the field, and the object is unchanged."""
+    name = unique("status")
+    url, _ = seed(client, "rsp", name)
+    before = snapshot(client, [url])
+
+    resp = patch(RSP, f"{name}/status", b'{"status":{"matchedDevices":-1}}', MERGE).send(client)
+
+    assert_status(resp, 422, "Invalid", "status.matchedDevices")
+    assert snapshot(client, [url]) == before
+
+
+def test_dry_run_of_a_valid_create_stores_nothing(client: httpx.Client) -> None:
+    """dryRun=All answers like a create but stores nothing (the control for the cases above)."""
+    name = unique("dry")
+    before = snapshot(client)
+
+    resp = post(RSP, rsp(name), dryRun="All").send(client)
+
+    assert resp.status_code == 201, resp.text
+    assert resp.json()["metadata"]["name"] == name
+    assert snapshot(client) == before
+    assert_status(client.get(f"{RSP}/{name}"), 404, "NotFound")
+
+
+async def test_server_keeps_answering_after_all_bad_input(own_server: ServerProcess) -> None:
+    """Every bad request at once gets a Status; then /readyz is ok and a normal create works."""
+    async with own_server.async_client() as aclient:
+        seeds: dict[str, dict[str, Any]] = {}
+        for case in CASES:
+            if case.seed is not None:
+                name = unique("burst")
+                path, obj = (RSP, rsp(name)) if case.seed == "rsp" else (RPSR, rpsr(name))
+                resp = await aclient.post(path, json=obj)
+                assert resp.status_code == 201, resp.text
+                seeds[case.id] = resp.json()
+
+        def name_for(case: Case) -> str:
+            return str(seeds[case.id]["metadata"]["name"]) if case.id in seeds else unique("burst")
+
+        requests = [(case, case.build(name_for(case), seeds.get(case.id, {}))) for case in CASES]
+        responses = await asyncio.gather(*(req.send_async(aclient) for _, req in requests))
+        for (case, _), resp in zip(requests, responses, strict=True):
+            assert_status(resp, case.code, case.reason, case.field, case.message)
+
+        ready = await aclient.get("/readyz")
+        assert ready.status_code == 200
+        assert ready.text == "ok"
+        name = unique("after")
+        created = await aclient.post(RSP, json=rsp(name))
+        assert created.status_code == 201, created.text
+        assert (await aclient.get(f"{RSP}/{name}")).json() == created.json()
+
+
+def test_status_bodies_are_not_framework_errors(client: httpx.Client) -> None:
+    """Paths outside the API and odd methods still answer with a Status, never a bare error."""
+    for method, path, code in (
+        ("GET", "/no/such/path", 404),
+        ("GET", f"{RSP}/", 404),
+        ("DELETE", "/apis", 405),
+        ("PUT", RSP, 405),
+        ("GET", f"{RSP}/a/status/extra", 404),
+    ):
+        resp = client.request(method, path)
+        assert resp.status_code == code, (method, path, resp.text)
+        body = resp.json()
+        assert body["kind"] == "Status", (method, path, body)
+        assert body["status"] == "Failure"
+        assert body["code"] == code
+        assert "detail" not in body
