@@ -1,0 +1,111 @@
+"""Manifests, unique names and a line reader shared by the end-to-end test modules."""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import threading
+import uuid
+from collections.abc import Callable
+from typing import IO, Any
+
+from .harness import ServerProcess, kubectl_binary
+
+GROUP = "resource.k8s.io"
+RSP_VERSION = "v1alpha3"
+RPSR_VERSION = "v1alpha1"
+RSP_PATH = f"/apis/{GROUP}/{RSP_VERSION}/resourceslicepatches"
+RPSR_PATH = f"/apis/{GROUP}/{RPSR_VERSION}/resourcepoolstatusrequests"
+TABLE = "application/json;as=Table;g=meta.k8s.io;v=v1"
+METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def unique(prefix: str) -> str:
+    """A DNS-1123 name no other test uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def rsp(name: str, priority: int = 5, **devices: Any) -> dict[str, Any]:
+    """A valid ResourceSlicePatch."""
+    return {
+        "apiVersion": f"{GROUP}/{RSP_VERSION}",
+        "kind": "ResourceSlicePatch",
+        "metadata": {"name": name},
+        "spec": {"devices": {"priority": priority, **devices}},
+    }
+
+
+def rpsr(name: str, driver: str = "example.com/gpu", **spec: Any) -> dict[str, Any]:
+    """A valid ResourcePoolStatusRequest."""
+    return {
+        "apiVersion": f"{GROUP}/{RPSR_VERSION}",
+        "kind": "ResourcePoolStatusRequest",
+        "metadata": {"name": name},
+        "spec": {"driver": driver, **spec},
+    }
+
+
+def is_status(body: Any, code: int | None = None) -> bool:
+    """True if ``body`` is a ``v1 Status`` (with ``code``, if given)."""
+    return (
+        isinstance(body, dict)
+        and body.get("kind") == "Status"
+        and body.get("apiVersion") == "v1"
+        and (code is None or body.get("code") == code)
+    )
+
+
+class LineReader:
+    """Reads a pipe of a running process on a thread, so tests can wait for lines with a timeout."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for(self, predicate: Callable[[str], bool], timeout: float = 30.0) -> str:
+        """The next line satisfying ``predicate``; AssertionError if the stream ends or stalls."""
+        while True:
+            try:
+                line = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(
+                    f"no matching line within {timeout}s; got {self.lines!r}"
+                ) from None
+            if line is None:
+                raise AssertionError(f"stream ended without a matching line; got {self.lines!r}")
+            self.lines.append(line)
+            if predicate(line):
+                return line
+
+
+def kubectl_popen(server: ServerProcess, *args: str) -> subprocess.Popen[str]:
+    """Start kubectl against ``server`` without waiting for it (for ``wait``, ``get -w``, ``delete``)."""
+    env = {**os.environ, "KUBECONFIG": str(server.kubeconfig), "HOME": str(server.workdir)}
+    return subprocess.Popen(
+        [kubectl_binary(), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """End a process this test started, waiting for it."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
