@@ -107,14 +107,22 @@ def parse_label_selector(text: str) -> LabelSelector:
                     )
                 i += 2
                 values: list[str] = []
+                want_value = True  # "(,", ",," and ",)" stand for the empty value
                 while i < len(tokens) and tokens[i] != ")":
                     if tokens[i] == ",":
-                        i += 1
-                        continue
-                    values.append(_check_value(tokens[i], fail))
+                        if want_value:
+                            values.append("")
+                        want_value = True
+                    elif want_value:
+                        values.append(_check_value(tokens[i], fail))
+                        want_value = False
+                    else:
+                        raise fail(f"found '{tokens[i]}', expected: ',' or ')'")
                     i += 1
                 if i >= len(tokens):
                     raise fail("found 'EOS', expected: ')'")
+                if want_value and values:
+                    values.append("")
                 i += 1
                 reqs.append(LabelRequirement(key, op, tuple(values) or ("",)))
             else:
@@ -188,11 +196,14 @@ def parse_field_selector(text: str, supported: Mapping[str, FieldGetter]) -> Fie
 
 
 def _split_requirement(term: str) -> tuple[str, str, bool] | None:
-    """``field!=value``, ``field==value`` or ``field=value`` as (field, value, equal)."""
-    for op, equal in (("!=", False), ("==", True), ("=", True)):
-        at = _find_unescaped(term, op)
-        if at >= 0:
-            return term[:at].strip(), _unescape(term[at + len(op) :]), equal
+    """``field!=value``, ``field==value`` or ``field=value`` as (field, value, equal).
+
+    The leftmost operator splits the term, as in Kubernetes' ``splitTerm``.
+    """
+    for at in range(len(term)):
+        for op, equal in (("!=", False), ("==", True), ("=", True)):
+            if term.startswith(op, at):
+                return term[:at].strip(), _unescape(term[at + len(op) :]), equal
     return None
 
 
@@ -209,30 +220,27 @@ def _split_unescaped(text: str, sep: str) -> list[str]:
             cur = []
         else:
             cur.append(ch)
+    if escaped:
+        cur.append("\\")  # a dangling backslash: left for _unescape to reject
     parts.append("".join(cur))
     return parts
 
 
-def _find_unescaped(text: str, op: str) -> int:
-    i = 0
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text.startswith(op, i):
-            return i
-        i += 1
-    return -1
-
-
 def _unescape(value: str) -> str:
+    """A field selector value without its escapes; 400 on what Kubernetes rejects."""
     out, escaped = [], False
     for ch in value:
         if escaped:
+            if ch not in "\\,=":
+                raise errors.bad_request(f"invalid field selector: invalid escape sequence: \\{ch}")
             out.append(ch)
             escaped = False
         elif ch == "\\":
             escaped = True
+        elif ch in ",=":
+            raise errors.bad_request(f"invalid field selector: unescaped {ch!r} in value")
         else:
             out.append(ch)
+    if escaped:
+        raise errors.bad_request("invalid field selector: invalid escape sequence: \\")
     return "".join(out)

@@ -1,0 +1,99 @@
+"""Fanout: events reach the subscribers of their key range, in order; slow ones are cut off."""
+
+from __future__ import annotations
+
+import asyncio
+
+from apiserver.storage import EventType, StoredObject, WatchEvent
+from apiserver.storage.fanout import Fanout
+
+HANG = 30.0
+
+
+def event(key: str, revision: int) -> WatchEvent:
+    return WatchEvent(EventType.ADDED, StoredObject(key, revision, b"{}"))
+
+
+async def test_subscribers_get_events_of_their_prefix_in_order() -> None:
+    fanout = Fanout()
+    items = fanout.subscribe("/g/items/", "/g/items0")
+    others = fanout.subscribe("/g/others/", "/g/others0")
+    fanout.publish(event("/g/items/a", 2))
+    fanout.publish(event("/g/others/x", 3))
+    fanout.publish(event("/g/items/b", 4))
+    fanout.publish(event("/g/itemsx", 5))
+    got = [await asyncio.wait_for(items.next(), HANG) for _ in range(2)]
+    assert [(e.object.key if e else None) for e in got] == ["/g/items/a", "/g/items/b"]
+    assert items.empty()
+    other = await asyncio.wait_for(others.next(), HANG)
+    assert other is not None
+    assert other.object.key == "/g/others/x"
+    assert fanout.revision == 5
+
+
+async def test_every_subscriber_gets_the_same_event_object() -> None:
+    fanout = Fanout()
+    first = fanout.subscribe("/a/", "/a0")
+    second = fanout.subscribe("/a/", "/a0")
+    published = event("/a/x", 2)
+    fanout.publish(published)
+    assert await first.next() is published
+    assert await second.next() is published
+
+
+async def test_slow_subscriber_is_cut_off_after_max_pending() -> None:
+    fanout = Fanout(max_pending=3)
+    slow = fanout.subscribe("/a/", "/a0")
+    fast = fanout.subscribe("/a/", "/a0")
+    received: list[int] = []
+    for revision in range(2, 8):
+        fanout.publish(event("/a/x", revision))
+        got = await fast.next()
+        assert got is not None
+        received.append(got.revision)
+    assert received == [2, 3, 4, 5, 6, 7]
+    assert fast.overflowed is False
+    assert slow.overflowed is True
+    assert slow.closed is True
+    # An overflowed subscriber ends at once, even with events still queued: its client
+    # re-watches from the last revision it saw.
+    assert await asyncio.wait_for(slow.next(), HANG) is None
+
+
+async def test_subscriber_exactly_at_max_pending_is_kept() -> None:
+    fanout = Fanout(max_pending=3)
+    sub = fanout.subscribe("/a/", "/a0")
+    for revision in (2, 3, 4):
+        fanout.publish(event("/a/x", revision))
+    assert sub.overflowed is False
+    got = [await sub.next() for _ in range(3)]
+    assert [e.revision for e in got if e is not None] == [2, 3, 4]
+
+
+async def test_waiting_subscriber_wakes_on_publish_and_on_close() -> None:
+    fanout = Fanout()
+    sub = fanout.subscribe("/a/", "/a0")
+    waiting = asyncio.ensure_future(sub.next())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    fanout.publish(event("/a/x", 2))
+    got = await asyncio.wait_for(waiting, HANG)
+    assert got is not None
+    assert got.revision == 2
+
+    waiting = asyncio.ensure_future(sub.next())
+    await asyncio.sleep(0)
+    sub.close()
+    assert await asyncio.wait_for(waiting, HANG) is None
+    assert len(fanout) == 0
+
+
+async def test_close_all_ends_every_subscription() -> None:
+    fanout = Fanout()
+    subs = [fanout.subscribe("/a/", "/a0") for _ in range(3)]
+    assert len(fanout) == 3
+    fanout.close_all()
+    assert len(fanout) == 0
+    assert [await s.next() for s in subs] == [None, None, None]
+    fanout.publish(event("/a/x", 2))
+    assert all(s.empty() for s in subs)
