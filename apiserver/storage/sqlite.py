@@ -400,9 +400,14 @@ class SQLiteStore:
 
     @staticmethod
     def _head_revision(conn: sqlite3.Connection) -> int:
-        """The revision of this read transaction's snapshot (compaction keeps the newest row)."""
+        """The revision of this read transaction's snapshot.
+
+        Compacting up to the newest revision can drop the newest rows (trailing deletes),
+        so the snapshot is at least the compacted revision: nothing changed after it.
+        """
         max_rev = conn.execute("SELECT max(rev) FROM log").fetchone()[0]
-        return max(max_rev or 0, 1)
+        row = conn.execute("SELECT value FROM meta WHERE name='compacted'").fetchone()
+        return max(max_rev or 0, row[0] if row else 0, 1)
 
     def _check_not_compacted(self, conn: sqlite3.Connection, revision: int) -> None:
         row = conn.execute("SELECT value FROM meta WHERE name='compacted'").fetchone()
