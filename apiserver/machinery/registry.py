@@ -608,7 +608,8 @@ class Registry:
                     )
                 ],
             )
-        if _same_object(old, new):
+        if _same_object(old, new) and (record or _same_managers(old, new)):
+            # An apply that only adds a co-owner still records it (timestamps aside).
             return WriteResult(current, 200, warnings)
         if record:
             self.fields.update(old, new, manager, subresource=subresource, now=now_rfc3339())
@@ -763,6 +764,19 @@ def _same_object(old: dict[str, Any], new: dict[str, Any]) -> bool:
         return {**obj, "metadata": meta}
 
     return strip(old) == strip(new)
+
+
+def _same_managers(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """managedFields equal but for their timestamps (a no-op apply leaves them alone)."""
+
+    def entries(obj: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {k: v for k, v in e.items() if k != "time"}
+            for e in obj.get("metadata", {}).get("managedFields") or []
+            if isinstance(e, dict)
+        ]
+
+    return entries(old) == entries(new)
 
 
 def parse_resource_version(value: str) -> int:
