@@ -123,7 +123,12 @@ def _collect(value: Any, node: SchemaNode, path: FieldPath, out: set[FieldPath])
         if not value:
             out.add(path)
         for name, sub in value.items():
-            _collect(sub, node.child(name), (*path, ("f", name)), out)
+            entry = (*path, ("f", name))
+            if node.kind == "map":
+                # A map entry is owned itself (as in structured-merge-diff), so dropping it
+                # from an apply removes the whole entry, not just its leaves.
+                out.add(entry)
+            _collect(sub, node.child(name), entry, out)
     elif isinstance(value, list) and node.kind == "list" and node.list_type == "map":
         elem = node.elem or _ANY
         for item in value:
@@ -137,6 +142,13 @@ def _collect(value: Any, node: SchemaNode, path: FieldPath, out: set[FieldPath])
             out.add((*path, ("v", orjson.dumps(item).decode())))
     else:
         out.add(path)
+
+
+def _differs(old: Any, new: Any) -> bool:
+    """Whether a field changed. An object on both sides changes only through its children."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return False
+    return bool(old != new)
 
 
 def value_at(obj: Any, path: FieldPath) -> Any:
@@ -162,6 +174,13 @@ def value_at(obj: Any, path: FieldPath) -> Any:
                 return _MISSING
             cur = wanted
     return cur
+
+
+def _is_key_field(path: FieldPath) -> bool:
+    """Whether ``path`` is a key field of a map-list item, e.g. a condition's ``type``."""
+    if len(path) < 2 or path[-2][0] != "k" or path[-1][0] != "f":
+        return False
+    return path[-1][1] in orjson.loads(path[-2][1])
 
 
 def remove_path(obj: Any, path: FieldPath) -> None:
@@ -345,6 +364,8 @@ class FieldManager:
         if top in ("apiVersion", "kind"):
             return False
         if top == "metadata":
+            if self.has_status and subresource == "status":
+                return False  # the status endpoint resets metadata, as Kubernetes does
             return len(path) > 1 and path[1][1] not in _IGNORED_METADATA
         if self.has_status:
             return (top == "status") == (subresource == "status")
@@ -365,7 +386,7 @@ class FieldManager:
         if old is None:
             changed = new_fields
         else:
-            changed = {p for p in new_fields if value_at(old, p) != value_at(new, p)}
+            changed = {p for p in new_fields if _differs(value_at(old, p), value_at(new, p))}
         present = field_set(new, self.schema)
         for entry in entries:
             entry.fields = {p for p in entry.fields if p in present} - changed
@@ -395,7 +416,7 @@ class FieldManager:
             if entry.identity == (manager, "Apply", subresource):
                 continue
             for path in entry.fields & applied:
-                if value_at(base, path) != value_at(config, path):
+                if _differs(value_at(base, path), value_at(config, path)):
                     conflicts.append(Conflict(entry.manager, entry.api_version, path))
         if conflicts and not force:
             raise ApplyConflictError(sorted(conflicts, key=lambda c: (c.manager, c.path)))
@@ -404,9 +425,13 @@ class FieldManager:
         dropped = mine.fields - applied
         merged: dict[str, Any] = merge(base, _tracked_part(config, self, subresource), self.schema)
         others = [e for e in entries if e is not mine]
-        still_owned = set().union(*(e.fields for e in others)) if others else set()
-        for path in sorted(dropped, key=len, reverse=True):
-            if path not in still_owned and value_at(merged, path) is not _MISSING:
+        # A dropped field stays if another manager owns it or anything below it. Parents
+        # go first (their children with them); key fields of a kept list item stay.
+        still_owned = {p[:i] for e in others for p in e.fields for i in range(1, len(p) + 1)}
+        for path in sorted(dropped, key=len):
+            if path in still_owned or _is_key_field(path):
+                continue
+            if value_at(merged, path) is not _MISSING:
                 remove_path(merged, path)
         for entry in others:
             entry.fields -= taken
