@@ -103,7 +103,7 @@ def human_duration(seconds: int) -> str:
         return f"{hours // 24}d"
     if hours < 24 * 365 * 8:
         days = hours // 24
-        return f"{days // 365}y{days % 365}d"
+        return f"{days // 365}y{days % 365}d" if days % 365 else f"{days // 365}y"
     return f"{hours // 24 // 365}y"
 
 
