@@ -1,0 +1,196 @@
+"""OpenAPI v2 and v3 documents: GVK extensions, patch types, parameters and resolvable references."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+
+from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
+from apiserver.machinery.openapi import ServedKind, encode, v2_document, v3_document
+from apiserver.machinery.patching import (
+    APPLY_PATCH,
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_MERGE_PATCH,
+)
+from apiserver.machinery.resource import ResourceType
+from apiserver.registry import strategies
+
+SERVED = [ServedKind(s.resource, s.model, s.has_status) for s in strategies()]
+V3 = v3_document(SERVED, "test")
+V2 = v2_document(SERVED, "test")
+V3_SCHEMAS: dict[str, Any] = V3["components"]["schemas"]
+V2_SCHEMAS: dict[str, Any] = V2["definitions"]
+
+
+def refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref":
+                yield value
+            else:
+                yield from refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from refs(value)
+
+
+def operations(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in doc["paths"].items():
+        for verb, op in item.items():
+            if verb != "parameters":
+                yield path, verb, op
+
+
+def gvks(schemas: dict[str, Any]) -> list[dict[str, str]]:
+    return [g for s in schemas.values() for g in s.get("x-kubernetes-group-version-kind", [])]
+
+
+@pytest.mark.parametrize(("doc", "base"), [(V3, "#/components/schemas/"), (V2, "#/definitions/")])
+def test_every_ref_resolves(doc: dict[str, Any], base: str) -> None:
+    schemas = doc["components"]["schemas"] if "components" in doc else doc["definitions"]
+    found = list(refs(doc))
+    assert found
+    for ref in found:
+        assert ref.startswith(base), ref
+        assert ref[len(base) :] in schemas, ref
+
+
+@pytest.mark.parametrize("schemas", [V3_SCHEMAS, V2_SCHEMAS])
+def test_every_served_kind_and_list_has_its_gvk(schemas: dict[str, Any]) -> None:
+    declared = gvks(schemas)
+    for kind in SERVED:
+        r = kind.resource
+        assert {"group": r.group, "version": r.version, "kind": r.kind} in declared
+        assert {"group": r.group, "version": r.version, "kind": r.list_kind} in declared
+
+
+def test_kind_schema_is_named_and_shaped_like_kubernetes() -> None:
+    rsp = V3_SCHEMAS["io.k8s.api.resource.v1alpha3.ResourceSlicePatch"]
+    assert rsp["x-kubernetes-group-version-kind"] == [
+        {"group": "resource.k8s.io", "version": "v1alpha3", "kind": "ResourceSlicePatch"}
+    ]
+    assert rsp["required"] == ["spec"]
+    metadata = rsp["properties"]["metadata"]
+    assert metadata.get("$ref", metadata.get("allOf", [{}])[0].get("$ref")) == (
+        "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    )
+    assert rsp["properties"]["spec"]["allOf"] == [
+        {"$ref": "#/components/schemas/io.k8s.api.resource.v1alpha3.ResourceSlicePatchSpec"}
+    ]
+    status = V3_SCHEMAS["io.k8s.api.resource.v1alpha3.ResourceSlicePatchStatus"]
+    conditions = status["properties"]["conditions"]
+    assert conditions["x-kubernetes-list-type"] == "map"
+    assert conditions["x-kubernetes-list-map-keys"] == ["type"]
+    assert status["properties"]["matchedDevices"] == {
+        "type": "integer",
+        "format": "int64",
+        "description": "Number of devices the patch currently applies to.",
+    }
+    capacity = V3_SCHEMAS["io.k8s.api.resource.v1alpha3.DeviceCapacity"]
+    assert capacity["properties"]["value"] == {
+        "$ref": "#/components/schemas/io.k8s.apimachinery.pkg.api.resource.Quantity"
+    }
+    lst = V3_SCHEMAS["io.k8s.api.resource.v1alpha3.ResourceSlicePatchList"]
+    assert lst["properties"]["items"]["items"] == {
+        "$ref": "#/components/schemas/io.k8s.api.resource.v1alpha3.ResourceSlicePatch"
+    }
+
+
+def nodes(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from nodes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from nodes(value)
+
+
+@pytest.mark.parametrize("schemas", [V3_SCHEMAS, V2_SCHEMAS])
+def test_no_schema_keeps_pydantic_leftovers(schemas: dict[str, Any]) -> None:
+    for node in nodes(schemas):
+        assert "title" not in node
+        assert "$defs" not in node
+        assert {"type": "null"} not in node.get("anyOf", [])
+        assert node.get("default", "unset") is not None
+        if "$ref" in node:
+            assert list(node) == ["$ref"]  # siblings of $ref go through allOf
+
+
+def test_v3_patch_operations_declare_patch_types_and_field_validation() -> None:
+    patches = [(p, op) for p, verb, op in operations(V3) if verb == "patch"]
+    assert len(patches) == 2 * len(SERVED)  # the object and its status
+    for path, op in patches:
+        assert list(op["requestBody"]["content"]) == [JSON_PATCH, MERGE_PATCH, APPLY_PATCH], path
+        assert STRATEGIC_MERGE_PATCH not in op["requestBody"]["content"]
+        names = [p["name"] for p in op["parameters"]]
+        assert {"fieldValidation", "fieldManager", "dryRun", "force"} <= set(names), path
+
+
+def test_v2_patch_operations_declare_patch_types_and_field_validation() -> None:
+    patches = [(p, op) for p, verb, op in operations(V2) if verb == "patch"]
+    assert len(patches) == 2 * len(SERVED)
+    for path, op in patches:
+        assert op["consumes"] == [JSON_PATCH, MERGE_PATCH, APPLY_PATCH], path
+        names = [p["name"] for p in op["parameters"]]
+        assert "fieldValidation" in names
+        [body] = [p for p in op["parameters"] if p["in"] == "body"]
+        assert body["schema"]["$ref"].startswith("#/definitions/")
+    assert STRATEGIC_MERGE_PATCH not in orjson.dumps(V2).decode()
+
+
+def test_every_write_declares_field_validation() -> None:
+    for doc in (V2, V3):
+        for path, verb, op in operations(doc):
+            if verb in ("post", "put", "patch"):
+                assert "fieldValidation" in [p["name"] for p in op["parameters"]], (path, verb)
+
+
+def test_operations_carry_action_and_gvk() -> None:
+    actions = {}
+    for path, verb, op in operations(V3):
+        actions[(path, verb)] = op["x-kubernetes-action"]
+        assert op["x-kubernetes-group-version-kind"]["kind"] in {k.resource.kind for k in SERVED}
+        assert op["operationId"]
+    base = "/apis/resource.k8s.io/v1alpha3/resourceslicepatches"
+    assert actions[(base, "get")] == "list"
+    assert actions[(base, "post")] == "post"
+    assert actions[(base, "delete")] == "deletecollection"
+    assert actions[(base + "/{name}", "get")] == "get"
+    assert actions[(base + "/{name}", "put")] == "put"
+    assert actions[(base + "/{name}", "patch")] == "patch"
+    assert actions[(base + "/{name}", "delete")] == "delete"
+    assert actions[(base + "/{name}/status", "put")] == "put"
+    op_ids = [op["operationId"] for _, _, op in operations(V3)]
+    assert len(op_ids) == len(set(op_ids))
+
+
+def test_namespaced_kind_gets_namespace_paths() -> None:
+    claims = ResourceType(
+        "example.io", "v1", "Claim", "claims", "claim", namespaced=True, short_names=()
+    )
+    doc = v3_document([ServedKind(claims, ResourceSlicePatch, True)], "test")
+    assert sorted(doc["paths"]) == [
+        "/apis/example.io/v1/claims",
+        "/apis/example.io/v1/namespaces/{namespace}/claims",
+        "/apis/example.io/v1/namespaces/{namespace}/claims/{name}",
+        "/apis/example.io/v1/namespaces/{namespace}/claims/{name}/status",
+    ]
+    assert list(doc["paths"]["/apis/example.io/v1/claims"]) == ["get"]
+    item = doc["paths"]["/apis/example.io/v1/namespaces/{namespace}/claims/{name}"]
+    assert [p["name"] for p in item["parameters"]] == ["name", "namespace"]
+    assert item["get"]["operationId"] == "readNamespacedClaim"
+    assert V3_SCHEMAS  # the shared document is untouched by building another
+
+
+def test_encode_is_deterministic_with_its_hash() -> None:
+    body, digest = encode(V3)
+    again, digest_again = encode(v3_document(SERVED, "test"))
+    assert body == again
+    assert digest == digest_again == hashlib.sha512(body).hexdigest().upper()
+    assert orjson.loads(body) == V3
