@@ -19,6 +19,8 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import orjson
+
 from ..storage import EventType, RevisionCompactedError, StorageError, StoredObject, WatchEvent
 from . import errors
 from .registry import ListOptions, Registry, parse_resource_version
@@ -138,7 +140,7 @@ class WatchStream:
                     raise item
                 event_type = self._visible_type(item)
                 if event_type is not None:
-                    yield WatchItem(event_type, item.object)
+                    yield WatchItem(event_type, _shown_object(event_type, item))
         finally:
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -157,6 +159,16 @@ class WatchStream:
         if event.type is EventType.ADDED or not before:
             return "ADDED" if now else None
         return "MODIFIED" if now else "DELETED"
+
+
+def _shown_object(event_type: str, event: WatchEvent) -> StoredObject:
+    """The object to send. An update that stops matching the selectors is a DELETED of the
+    last matching state at the update's revision, as the Go cacher sends it."""
+    if event_type != "DELETED" or event.type is EventType.DELETED or event.prev is None:
+        return event.object
+    obj = event.prev.copy()
+    obj.setdefault("metadata", {})["resourceVersion"] = str(event.revision)
+    return StoredObject(event.object.key, event.revision, orjson.dumps(obj), obj)
 
 
 async def _pump(

@@ -88,9 +88,16 @@ class LineReader:
                 return line
 
 
-def kubectl_popen(server: ServerProcess, *args: str) -> subprocess.Popen[str]:
+def kubectl_popen(
+    server: ServerProcess, *args: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     """Start kubectl against ``server`` without waiting for it (for ``wait``, ``get -w``, ``delete``)."""
-    env = {**os.environ, "KUBECONFIG": str(server.kubeconfig), "HOME": str(server.workdir)}
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(server.kubeconfig),
+        "HOME": str(server.workdir),
+        **(env or {}),
+    }
     return subprocess.Popen(
         [kubectl_binary(), *args],
         stdout=subprocess.PIPE,

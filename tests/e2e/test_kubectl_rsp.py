@@ -6,6 +6,7 @@ deletion with finalizers and the status subresource.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,30 @@ def test_edit_style_replace(server: ServerProcess) -> None:
     assert stale.returncode != 0
     assert "the object has been modified" in stale.stderr
     assert _get(server, name)["spec"]["devices"]["priority"] == 2
+
+
+def test_kubectl_edit(server: ServerProcess, tmp_path: Path) -> None:
+    """`kubectl edit` with an editor that changes the priority: "edited", generation bumped."""
+    name = unique("edit")
+    _create(server, name, priority=1)
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import pathlib, sys\n"
+        "p = pathlib.Path(sys.argv[-1])\n"
+        "p.write_text(p.read_text().replace('priority: 1', 'priority: 44'))\n"
+    )
+    edit = kubectl_popen(
+        server, "edit", "rsp", name, env={"KUBE_EDITOR": f"{sys.executable} {editor}"}
+    )
+    try:
+        out, err = edit.communicate(timeout=60)
+    finally:
+        stop(edit)
+    assert edit.returncode == 0, err
+    assert out.strip() == f"resourceslicepatch.resource.k8s.io/{name} edited"
+    got = _get(server, name)
+    assert got["spec"]["devices"]["priority"] == 44
+    assert got["metadata"]["generation"] == 2
 
 
 def test_patch_merge_and_json(server: ServerProcess) -> None:

@@ -162,9 +162,70 @@ def test_metadata_only_get_list_and_watch(server: ServerProcess) -> None:
         live = next(
             e for e in events if e["type"] == "MODIFIED" and e["object"]["metadata"]["name"] == name
         )
+        # The server was started with --bookmark-interval 1: a progress bookmark follows.
+        progress = next((e for e in events if e["type"] == "BOOKMARK"), None)
         events.close()
     assert live["object"]["kind"] == "PartialObjectMetadata"
     assert live["object"]["metadata"]["labels"] == {"seen": "yes"}
+    assert progress is not None
+    assert progress["object"]["kind"] == "PartialObjectMetadata"
+    assert int(progress["object"]["metadata"]["resourceVersion"]) >= int(
+        live["object"]["metadata"]["resourceVersion"]
+    )
+
+
+def test_watch_with_label_selector_follows_matching(server: ServerProcess) -> None:
+    """With a labelSelector, an object that starts matching arrives as ADDED, a change while
+    matching as MODIFIED, and one that stops matching as DELETED."""
+    name = unique("sel")
+    label = unique("v")
+    with server.client() as client:
+        created = _create(client, RSP_PATH, rsp(name))
+        params = {
+            "watch": "true",
+            "labelSelector": f"watched={label}",
+            "resourceVersion": created["metadata"]["resourceVersion"],
+            "timeoutSeconds": "30",
+        }
+        events = _events(client, RSP_PATH, params)
+        for labels in ({"watched": label}, {"watched": label, "more": "x"}, {"watched": None}):
+            response = client.patch(
+                f"{RSP_PATH}/{name}",
+                content=orjson.dumps({"metadata": {"labels": labels}}),
+                headers={"Content-Type": MERGE_PATCH},
+            )
+            assert response.status_code == 200
+        seen = [
+            (e["type"], e["object"]["metadata"].get("labels"))
+            for _, e in zip(range(3), events, strict=False)
+        ]
+        events.close()
+    assert seen == [
+        ("ADDED", {"watched": label}),
+        ("MODIFIED", {"watched": label, "more": "x"}),
+        ("DELETED", {"watched": label, "more": "x"}),
+    ]
+
+
+def test_delete_collection_with_label_selector(server: ServerProcess) -> None:
+    """DELETE on the collection with a labelSelector removes exactly the matching objects and
+    answers with the list of what was deleted."""
+    label = unique("batch")
+    doomed = sorted(unique("dc") for _ in range(2))
+    kept = unique("dc")
+    with server.client() as client:
+        for name in [*doomed, kept]:
+            body = rsp(name)
+            body["metadata"]["labels"] = {"batch": label if name in doomed else "other"}
+            _create(client, RSP_PATH, body)
+        response = client.delete(RSP_PATH, params={"labelSelector": f"batch={label}"})
+        assert response.status_code == 200
+        answer = response.json()
+        assert answer["kind"] == "ResourceSlicePatchList"
+        assert sorted(i["metadata"]["name"] for i in answer["items"]) == doomed
+        for name in doomed:
+            assert client.get(f"{RSP_PATH}/{name}").status_code == 404
+        assert client.get(f"{RSP_PATH}/{kept}").status_code == 200
 
 
 def test_metadata_list_asked_for_one_object_is_not_acceptable(server: ServerProcess) -> None:
