@@ -87,6 +87,17 @@ class LineReader:
             if predicate(line):
                 return line
 
+    def drain(self, timeout: float = 30.0) -> list[str]:
+        """Every line up to the end of the stream (the process has exited)."""
+        while True:
+            try:
+                line = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"the stream did not end; got {self.lines!r}") from None
+            if line is None:
+                return self.lines
+            self.lines.append(line)
+
 
 def kubectl_popen(
     server: ServerProcess, *args: str, env: dict[str, str] | None = None

@@ -160,6 +160,36 @@ def test_wait_sees_the_status_written_after_its_watch_started(server: ServerProc
     assert out.strip() == f"resourcepoolstatusrequest.resource.k8s.io/{name} condition met"
 
 
+def test_wait_without_watch_list(server: ServerProcess) -> None:
+    """With client-go's WatchListClient feature off (kubectl 1.34 and older behave so), kubectl
+    wait lists, then watches from the list's resourceVersion, and still sees the condition."""
+    name = f"check-gpus-{_stamp()}"
+    _create(server, name)
+    wait = kubectl_popen(
+        server,
+        "wait",
+        "--for=condition=Complete",
+        f"rpsr/{name}",
+        "--timeout=30s",
+        "-v=6",
+        env={"KUBE_FEATURE_WatchListClient": "false"},
+    )
+    try:
+        assert wait.stderr is not None
+        log = LineReader(wait.stderr)
+        log.wait_for(lambda line: "Caches populated" in line)
+        _set_status(server, name)
+        assert wait.stdout is not None
+        out = wait.stdout.read()
+        assert wait.wait(timeout=60) == 0, log.lines
+    finally:
+        stop(wait)
+    assert out.strip() == f"resourcepoolstatusrequest.resource.k8s.io/{name} condition met"
+    requests = [line for line in log.drain() if '"Response" verb="GET"' in line]
+    assert not any("sendInitialEvents" in line for line in requests), requests
+    assert any("watch=true" in line for line in requests), requests
+
+
 def test_wait_times_out_without_status(server: ServerProcess) -> None:
     """kubectl wait fails (non-zero, "timed out") while no controller has answered."""
     name = f"check-gpus-{_stamp()}"

@@ -228,6 +228,21 @@ def test_delete_collection_with_label_selector(server: ServerProcess) -> None:
         assert client.get(f"{RSP_PATH}/{kept}").status_code == 200
 
 
+def test_metadata_client_accept_header_with_protobuf_first(server: ServerProcess) -> None:
+    """client-go's metadata client puts protobuf first; the server answers the JSON clause."""
+    name = unique("metapb")
+    accept = (
+        "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+    )
+    with server.client() as client:
+        _create(client, RSP_PATH, rsp(name))
+        response = client.get(RSP_PATH, headers={"Accept": accept})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["kind"] == "PartialObjectMetadataList"
+
+
 def test_metadata_list_asked_for_one_object_is_not_acceptable(server: ServerProcess) -> None:
     """Asking for PartialObjectMetadataList on a single object is a 406 Status."""
     name = unique("meta406")
