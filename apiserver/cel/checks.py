@@ -1,0 +1,114 @@
+"""Checks upstream makes at compile time that the library's type checker cannot.
+
+``device`` is declared as a map (the library cannot declare an object type without protobuf
+descriptors), so field names on a device are checked here, as are literal lists and maps that
+mix types (upstream enables homogeneous aggregate literals) and constant regular expressions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import ast as A
+from .errors import CompileError
+
+DEVICE_FIELDS = frozenset({"driver", "attributes", "capacity", "allowMultipleAllocations"})
+_IGNORED_KINDS = frozenset({"dyn", "null", "error", "type_param"})
+
+RegexCheck = Callable[[str], str | None]
+"""Returns the library's complaint about a pattern, or None if it compiles."""
+
+
+def _error(checked: A.CheckedAst, node: A.Expr, message: str) -> CompileError:
+    where = checked.location(node)
+    offset = checked.positions.get(node.id)
+    line, column = where if where else (None, None)
+    prefix = f"ERROR: <input>:{line}:{column}: " if where else "ERROR: "
+    return CompileError(prefix + message, line=line, column=column, offset=offset)
+
+
+def check(checked: A.CheckedAst, variable: str, regex_error: RegexCheck) -> None:
+    """Raise CompileError for the first problem found."""
+    _walk(checked, checked.expr, frozenset(), frozenset(), variable, regex_error)
+
+
+def _is_device(node: A.Expr, bound: frozenset[str], devices: frozenset[str], var: str) -> bool:
+    if isinstance(node, A.Ident):
+        if node.name in devices:
+            return True
+        return var == "device" and node.name == "device" and "device" not in bound
+    return (
+        var == "devices"
+        and isinstance(node, A.Call)
+        and node.function == "_[_]"
+        and len(node.args) == 2
+        and isinstance(node.args[0], A.Ident)
+        and node.args[0].name == "devices"
+        and "devices" not in bound
+    )
+
+
+def _walk(
+    checked: A.CheckedAst,
+    node: A.Expr,
+    bound: frozenset[str],
+    devices: frozenset[str],
+    var: str,
+    regex_error: RegexCheck,
+) -> None:
+    if isinstance(node, A.Select):
+        if _is_device(node.operand, bound, devices, var) and node.field not in DEVICE_FIELDS:
+            raise _error(checked, node, f"undefined field '{node.field}'")
+        _walk(checked, node.operand, bound, devices, var, regex_error)
+        return
+    if isinstance(node, A.Comprehension):
+        _walk(checked, node.iter_range, bound, devices, var, regex_error)
+        _walk(checked, node.accu_init, bound, devices, var, regex_error)
+        names = {node.iter_var, node.accu_var} | ({node.iter_var2} if node.iter_var2 else set())
+        inner_bound = bound | names
+        inner_devices = devices - names
+        ranges_devices = (
+            isinstance(node.iter_range, A.Ident)
+            and node.iter_range.name == "devices"
+            and var == "devices"
+            and "devices" not in bound
+        )
+        if ranges_devices:
+            # over a list the second variable (if any) is the element, else the first
+            inner_devices |= {node.iter_var2 or node.iter_var}
+        for part in (node.loop_condition, node.loop_step):
+            _walk(checked, part, inner_bound, inner_devices, var, regex_error)
+        _walk(
+            checked,
+            node.result,
+            bound | {node.accu_var},
+            devices - {node.accu_var},
+            var,
+            regex_error,
+        )
+        return
+    if isinstance(node, A.Call) and node.function == "matches" and node.args:
+        pattern = node.args[-1]
+        if isinstance(pattern, A.Const) and isinstance(pattern.value, str):
+            problem = regex_error(pattern.value)
+            if problem:
+                raise _error(checked, pattern, f"invalid matches argument: {problem}")
+    if isinstance(node, A.CreateList):
+        _homogeneous(checked, node.elements)
+    if isinstance(node, A.CreateStruct) and not node.message_name:
+        _homogeneous(checked, [e.key for e in node.entries if isinstance(e.key, A.Expr)])
+        _homogeneous(checked, [e.value for e in node.entries])
+    for child in node.children():
+        _walk(checked, child, bound, devices, var, regex_error)
+
+
+def _homogeneous(checked: A.CheckedAst, items: list[A.Expr]) -> None:
+    first: A.Type | None = None
+    for item in items:
+        t = checked.type_of(item)
+        if t.kind in _IGNORED_KINDS:
+            continue
+        if first is None:
+            first = t
+        elif t != first:
+            raise _error(checked, item, f"expected type '{first}' but found '{t}'")
