@@ -78,5 +78,8 @@ class ResourceSlicePatchStrategy(Strategy[ResourceSlicePatch]):
     def validate(self, obj: ResourceSlicePatch) -> list[FieldError]:
         return validate_resource_slice_patch(obj)
 
+    def validate_update(self, new: ResourceSlicePatch, old: ResourceSlicePatch) -> list[FieldError]:
+        return validate_resource_slice_patch(new, old)
+
     def validate_status(self, obj: ResourceSlicePatch) -> list[FieldError]:
         return validate_resource_slice_patch_status(obj.status)

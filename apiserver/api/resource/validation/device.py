@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
+from .... import cel
 from ... import field
 from ...field import FieldError, Path
 from ...names import c_identifier_errors, dns1123_label_errors, dns1123_subdomain_errors
@@ -145,11 +146,14 @@ def validate_attributes_and_capacity(
     return errs
 
 
-def validate_selectors(selectors: list[DeviceSelector], path: Path) -> list[FieldError]:
-    """Each selector must carry a CEL expression within the length limit.
+def validate_selectors(
+    selectors: list[DeviceSelector], path: Path, *, stored: Collection[str] = ()
+) -> list[FieldError]:
+    """Each selector must carry a CEL expression within the length limit that compiles in the
+    DRA environment and whose estimated cost is within the limit.
 
-    Compiling the expression and checking its estimated cost belongs to the CEL layer;
-    it plugs in here once that layer exists.
+    Expressions in ``stored`` (those of the object being updated) are not compiled again, as
+    upstream: an expression accepted once stays valid when the environment or limits change.
     """
     errs: list[FieldError] = []
     if len(selectors) > MAX_SELECTORS:
@@ -165,4 +169,17 @@ def validate_selectors(selectors: list[DeviceSelector], path: Path) -> list[Fiel
             errs.append(field.required(str(expr_path)))
         elif len(expression) > CEL_EXPRESSION_MAX_LENGTH:
             errs.append(field.too_long(str(expr_path), CEL_EXPRESSION_MAX_LENGTH))
+        elif expression not in stored:
+            errs += validate_cel_selector(expression, expr_path)
     return errs
+
+
+def validate_cel_selector(expression: str, path: Path) -> list[FieldError]:
+    """Compile a selector and check its estimated cost, with upstream's error texts."""
+    try:
+        cel.compile_selector(expression)
+    except cel.CostLimitError:
+        return [field.forbidden(str(path), "too complex, exceeds cost limit")]
+    except cel.CompileError as e:
+        return [field.invalid(str(path), expression, f"compilation failed: {e.message}")]
+    return []

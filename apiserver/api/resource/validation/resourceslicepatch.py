@@ -19,7 +19,15 @@ PRIORITY_MIN = -(2**31)
 PRIORITY_MAX = 2**31 - 1
 
 
-def validate_resource_slice_patch(patch: ResourceSlicePatch) -> list[FieldError]:
+def _selector_expressions(patch: ResourceSlicePatch | None) -> set[str]:
+    flt = patch.spec.devices.filter if patch is not None else None
+    return {s.cel.expression for s in (flt.selectors or []) if s.cel} if flt else set()
+
+
+def validate_resource_slice_patch(
+    patch: ResourceSlicePatch, old: ResourceSlicePatch | None = None
+) -> list[FieldError]:
+    """Validate a new patch, or an update of ``old`` (whose CEL selectors are not recompiled)."""
     devices = patch.spec.devices
     path = Path("spec").child("devices")
     errs: list[FieldError] = []
@@ -37,7 +45,9 @@ def validate_resource_slice_patch(patch: ResourceSlicePatch) -> list[FieldError]
             errs += validate_pool_name(flt.pool, fpath.child("pool"))
         if flt.device is not None:
             errs += validate_device_name(flt.device, fpath.child("device"))
-        errs += validate_selectors(flt.selectors or [], fpath.child("selectors"))
+        errs += validate_selectors(
+            flt.selectors or [], fpath.child("selectors"), stored=_selector_expressions(old)
+        )
     if devices.priority is not None and not PRIORITY_MIN <= devices.priority <= PRIORITY_MAX:
         errs.append(
             field.invalid(str(path.child("priority")), devices.priority, "must be a 32-bit integer")
