@@ -481,7 +481,7 @@ async def test_concurrent_read_modify_write_loses_no_update(store: SQLiteStore) 
     assert final.revision == 1 + tasks + 1
 
 
-async def test_group_commit_fails_a_bad_write_alone(store: SQLiteStore, tmp_path: Path) -> None:
+async def test_group_commit_fails_a_bad_write_alone(store: SQLiteStore) -> None:
     base = await store.create(key("target"), item("target", 0))
     await store.create(key("taken"), item("taken"))
     # Hold the database write lock so the writer thread blocks on its first batch while
