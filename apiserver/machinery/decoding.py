@@ -25,6 +25,12 @@ M = TypeVar("M", bound=BaseModel)
 
 JSON_TYPES = ("application/json",)
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+MAX_DEPTH = 100
+"""Deepest nesting of objects and arrays a request body may have.
+
+Far beyond any real object, and far below what the recursive code downstream (and
+libyaml's composer, which overflows the C stack) can take.
+"""
 
 
 class FieldValidation(Enum):
@@ -55,9 +61,11 @@ def decode_body(body: bytes, content_type: str | None) -> dict[str, Any]:
         raise errors.bad_request("the request body is empty; an object was expected")
     try:
         if kind in YAML_TYPES or kind.endswith("+yaml"):
+            _check_yaml_depth(body)
             value = yaml.load(body, Loader=_JSONCompatibleLoader)
         else:
             value = orjson.loads(body)
+            check_depth(body, value)
     except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise errors.bad_request(
             f"the request body could not be decoded: {_short(str(exc))}"
@@ -65,6 +73,38 @@ def decode_body(body: bytes, content_type: str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise errors.bad_request(f"the request body must be a JSON object, not {_json_type(value)}")
     return value
+
+
+def _too_deep() -> errors.StatusError:
+    return errors.bad_request(
+        f"the request body could not be decoded: it is nested more than {MAX_DEPTH} levels deep"
+    )
+
+
+def check_depth(body: bytes, value: Any) -> None:
+    """Reject a decoded JSON body nested deeper than ``MAX_DEPTH`` (400), without recursion."""
+    if body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
+        return
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+
+
+def _check_yaml_depth(body: bytes) -> None:
+    """Reject YAML nested deeper than ``MAX_DEPTH`` from the parser's events, before composing."""
+    depth = 0
+    for event in yaml.parse(body, Loader=_JSONCompatibleLoader):
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _too_deep()
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
 
 
 class _JSONCompatibleLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]

@@ -14,6 +14,7 @@ import orjson
 
 from ..api import field as fielderr
 from . import errors
+from .decoding import check_depth
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -29,6 +30,7 @@ def apply_json_patch(
         operations = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise errors.bad_request(f"error decoding patch: {exc}") from exc
+    check_depth(body, operations)
     if not isinstance(operations, list):
         raise errors.bad_request("a JSON patch must be an array of operations")
     try:
@@ -55,6 +57,7 @@ def apply_merge_patch(obj: dict[str, Any], body: bytes) -> dict[str, Any]:
         patch = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise errors.bad_request(f"error decoding patch: {exc}") from exc
+    check_depth(body, patch)
     if not isinstance(patch, dict):
         raise errors.bad_request("a merge patch must be a JSON object")
     result = merge_patch(obj, patch)

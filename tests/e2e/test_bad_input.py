@@ -155,6 +155,14 @@ def _caps(n: int) -> dict[str, Any]:
     return {f"gpu.example.com/c{i}": {"value": "1Gi"} for i in range(n)}
 
 
+def _nested(obj: dict[str, Any], depth: int) -> bytes:
+    """``obj`` as JSON with an object ``depth`` levels deep under spec.devices.bogus."""
+    obj = edited(obj, lambda o: o.setdefault("spec", {}).setdefault("devices", {}))
+    obj["spec"]["devices"]["bogus"] = "@"
+    deep = b'{"x":' * depth + b"1" + b"}" * depth
+    return orjson.dumps(obj).replace(b'"@"', deep)
+
+
 def _without_rv(obj: dict[str, Any]) -> None:
     del obj["metadata"]["resourceVersion"]
 
@@ -309,6 +317,51 @@ CASES: list[Case] = [
         422,
         "Invalid",
         "metadata.annotations",
+    ),
+    # -- nesting -------------------------------------------------------------------
+    Case(
+        "yaml-nested-100000-deep",
+        lambda n, _: Req(
+            "POST",
+            RSP,
+            f"apiVersion: {RSP_GV}\nkind: ResourceSlicePatch\nmetadata: {{name: {n}}}\n".encode()
+            + b"spec: {devices: {bogus: "
+            + b"[" * 100_000
+            + b"]" * 100_000
+            + b"}}\n",
+            "application/yaml",
+        ),
+        400,
+        "BadRequest",
+        message="nested",
+    ),
+    Case(
+        "json-nested-500-deep",
+        lambda n, _: Req("POST", RSP, _nested(rsp(n), 500)),
+        400,
+        "BadRequest",
+        message="nested",
+    ),
+    Case(
+        "merge-patch-nested-500-deep",
+        lambda n, _: patch(RSP, n, _nested({"metadata": {"labels": {"a": "b"}}}, 500), MERGE),
+        400,
+        "BadRequest",
+        message="nested",
+        seed="rsp",
+    ),
+    Case(
+        "json-patch-value-nested-500-deep",
+        lambda n, _: patch(
+            RSP,
+            n,
+            b'[{"op":"add","path":"/spec/devices/bogus","value":' + b"[" * 500 + b"]" * 500 + b"}]",
+            JSON_PATCH,
+        ),
+        400,
+        "BadRequest",
+        message="nested",
+        seed="rsp",
     ),
     # -- names ---------------------------------------------------------------------
     Case(
