@@ -1,0 +1,49 @@
+"""``python -m bench``: run the benchmarks and update RESULTS.md beside this package's code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import load, machine, report, suite
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument(
+        "--generator",
+        choices=["auto", "wrk", "python"],
+        default="auto",
+        help="load generator: wrk when installed (installed with apt-get when root), else Python",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds per target")
+    parser.add_argument("--seconds", type=int, default=3, help="length of one timed round")
+    parser.add_argument("--warmup", type=int, default=2, help="warm-up seconds per target")
+    parser.add_argument("--output", type=Path, default=RESULTS, help="the RESULTS.md to update")
+    args = parser.parse_args(argv)
+
+    began = time.monotonic()
+    generator = load.choose(args.generator)
+    print(f"load generator: {generator.description}", file=sys.stderr)
+    settings = suite.Settings(rounds=args.rounds, seconds=args.seconds, warmup=args.warmup)
+    outcome = suite.run(generator, settings)
+    date = machine.date()
+    report.update(
+        args.output,
+        {
+            "environment": "\n".join(
+                ["## Machine", "", *machine.describe(generator.description, generator.caveat)]
+            ),
+            suite.SECTION: suite.render(outcome, generator.description, date),
+        },
+    )
+    print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
