@@ -122,3 +122,18 @@ CONDITIONS_SCHEMA_EXTRA: dict[str, Any] = {
     "x-kubernetes-list-type": "map",
     "x-kubernetes-list-map-keys": ["type"],
 }
+
+
+class KindModel(APIModel):
+    """A top-level object: its type metadata and standard object metadata."""
+
+    api_version: str | None = Field(
+        None,
+        description="APIVersion defines the versioned schema of this representation of an object.",
+    )
+    kind: str | None = Field(
+        None, description="Kind is a string value representing the REST resource."
+    )
+    metadata: ObjectMeta = Field(
+        default_factory=ObjectMeta, description="Standard object metadata."
+    )

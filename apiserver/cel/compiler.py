@@ -54,6 +54,7 @@ class Program:
     kind: Kind
     estimated_cost: int
     _planned: Any = field(repr=False)
+    _env: Any = field(repr=False)
     calls_python: bool = False
     """True when the program calls a Python helper (non-literal ``quantity()``/``semver()``
     or quantity arithmetic): those calls cost memory in the library, see ``environment``."""
@@ -137,7 +138,7 @@ def _build(expression: str, kind: Kind) -> Program:
         planned = env.deserialize(ast.encode_checked(tree))
     except RuntimeError as e:
         raise CompileError("expression is too deeply nested: " + runtime_message(str(e))) from None
-    return Program(expression, kind, estimated, planned, calls_python)
+    return Program(expression, kind, estimated, planned, env, calls_python)
 
 
 def _type_name(name: str) -> str:
@@ -176,8 +177,10 @@ def evaluate(program: Program, subject: Any) -> bool:
     Returns the boolean result. Raises EvaluationError for a runtime error (missing key,
     wrong type, non-boolean result) and RuntimeLimitError when the evaluation was cut off.
     """
+    # A fresh activation per evaluation: it is faster than ``eval(data=...)``, and an
+    # activation keeps everything its evaluations allocate until it is dropped.
     try:
-        result = program._planned.eval(data={program.kind.value: subject})
+        result = program._planned.eval(program._env.Activation({program.kind.value: subject}))
     except RuntimeError as e:
         text = str(e)
         if _ITERATIONS in text:

@@ -23,9 +23,8 @@ from typing import Any
 import orjson
 
 from ..api import field as fielderr
-from ..api.base import APIModel
 from ..api.field import FieldError
-from ..api.meta import ObjectMeta
+from ..api.meta import KindModel
 from ..api.metavalidation import validate_object_meta
 from ..storage import (
     KeyExistsError,
@@ -42,7 +41,6 @@ from .patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, apply_json_patch, ap
 from .selectors import FieldSelector, LabelSelector
 from .strategy import Strategy
 
-MAX_UPDATE_RETRIES = 8
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -147,14 +145,11 @@ class Registry:
         obj["apiVersion"] = self.resource.group_version
         obj["kind"] = self.resource.kind
 
-    def _validate(
-        self,
-        obj: dict[str, Any],
-        opts: WriteOptions,
-        check: Callable[[Any], list[FieldError]],
-    ) -> list[str]:
-        """Model, metadata and kind checks; returns warnings. Unknown fields per fieldValidation."""
-        name = obj.get("metadata", {}).get("name") or ""
+    def _check_types(self, obj: dict[str, Any], opts: WriteOptions) -> tuple[KindModel, list[str]]:
+        """The strict parse: unknown fields per fieldValidation, type errors as 422.
+
+        Returns the parsed model and the warnings for the client.
+        """
         model, unknown, errs = check_object(obj, self.strategy.model)
         warnings: list[str] = []
         if unknown:
@@ -167,23 +162,34 @@ class Registry:
             if opts.field_validation is FieldValidation.WARN:
                 warnings = [f'unknown field "{u}"' for u in unknown]
         if errs:
-            raise self._invalid(name, errs)
+            raise self._invalid(obj.get("metadata", {}).get("name") or "", errs)
         assert model is not None
-        meta = model.metadata if isinstance(model.metadata, ObjectMeta) else ObjectMeta()
+        return typing.cast(KindModel, model), warnings
+
+    def _validate(
+        self,
+        obj: dict[str, Any],
+        opts: WriteOptions,
+        check: Callable[[Any], list[FieldError]],
+    ) -> list[str]:
+        """Types, then metadata and the kind's own rules, all reported together; returns warnings."""
+        model, warnings = self._check_types(obj, opts)
         errs = validate_object_meta(
-            meta, namespaced=self.resource.namespaced, name_errors=self.strategy.name_errors
+            model.metadata,
+            namespaced=self.resource.namespaced,
+            name_errors=self.strategy.name_errors,
         )
         errs += check(model)
         if errs:
-            raise self._invalid(name, errs)
+            raise self._invalid(obj.get("metadata", {}).get("name") or "", errs)
         return warnings
 
-    def _model(self, obj: dict[str, Any]) -> APIModel:
+    def _model(self, obj: dict[str, Any]) -> KindModel:
         """The model of an already stored object (trusted, so no unknown-field handling)."""
         model, _, errs = check_object(copy.deepcopy(obj), self.strategy.model)
         if model is None:
             raise errors.internal(f"stored object does not match its schema: {errs[:3]}")
-        return typing.cast(APIModel, model)
+        return typing.cast(KindModel, model)
 
     def _manager(self, opts: WriteOptions, user_agent: str) -> str:
         if opts.field_manager:
@@ -235,7 +241,7 @@ class Registry:
         meta["generation"] = 1
         if self.strategy.has_status:
             obj.pop("status", None)
-        warnings = self._validate(obj, opts, lambda _m: [])  # types first, then defaults
+        _, warnings = self._check_types(obj, opts)  # defaults need well-typed input
         self.strategy.prepare_for_create(obj)
         self._validate(obj, opts, self.strategy.validate)
         if manager_fields:
@@ -458,7 +464,7 @@ class Registry:
         self._check_type_meta(config, required=True)
         self._check_identity(config, namespace, name)
         manager = opts.field_manager
-        for _ in range(MAX_UPDATE_RETRIES):
+        while True:  # a lost race means another write committed: progress
             current = await self._get_stored(namespace, name)
             if current is None:
                 if subresource:
@@ -480,7 +486,6 @@ class Registry:
                 )
             except _Retry:
                 continue
-        raise errors.conflict(self.resource.plural, self.resource.group, name, errors.MODIFIED)
 
     def _applied(
         self,
@@ -556,7 +561,7 @@ class Registry:
         retried. Otherwise (patches without one) a concurrent write just means try again.
         """
         manager = self._manager(opts, user_agent)
-        for _ in range(MAX_UPDATE_RETRIES):
+        while True:  # a lost race means another write committed: progress
             current = await self.get(namespace, name)
             new = mutate(current)
             sent_rv = new.get("metadata", {}).get("resourceVersion")
@@ -569,11 +574,12 @@ class Registry:
                     current, new, opts, subresource, manager, user_agent, record=True
                 )
             except _Retry:
-                if not retry or sent_rv:
+                # A resourceVersion the patch itself pinned fails the check above on the
+                # next attempt; anything else is a lost race, so read again and re-apply.
+                if not retry:
                     raise errors.conflict(
                         self.resource.plural, self.resource.group, name, errors.MODIFIED
                     ) from None
-        raise errors.conflict(self.resource.plural, self.resource.group, name, errors.MODIFIED)
 
     async def _write_update(
         self,
@@ -676,7 +682,7 @@ class Registry:
     # -- delete --------------------------------------------------------------------
 
     async def delete(self, namespace: str | None, name: str, opts: DeleteOptions) -> WriteResult:
-        for _ in range(MAX_UPDATE_RETRIES):
+        while True:  # a lost race means another write committed: progress
             current = await self.get(namespace, name)
             meta = current.obj["metadata"]
             if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
@@ -724,7 +730,6 @@ class Registry:
             except StorageError as err:
                 raise self._storage_error(err, name) from err
             return WriteResult(deleted, 200, deleted=True)
-        raise errors.conflict(self.resource.plural, self.resource.group, name, errors.MODIFIED)
 
     async def delete_collection(
         self, namespace: str | None, list_opts: ListOptions, opts: DeleteOptions

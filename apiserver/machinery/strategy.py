@@ -9,16 +9,16 @@ storage code belongs in a strategy.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from ..api.base import APIModel
 from ..api.field import FieldError
+from ..api.meta import KindModel
 from ..api.names import dns1123_subdomain_errors
 from .resource import ResourceType
 from .selectors import FieldGetter
 from .table import AGE_COLUMN, NAME_COLUMN, Column
 
-M = TypeVar("M", bound=APIModel)
+M = TypeVar("M", bound=KindModel)
 
 
 def _meta_field(name: str) -> FieldGetter:
@@ -30,16 +30,39 @@ def _meta_field(name: str) -> FieldGetter:
 
 
 class Strategy(Generic[M]):
-    """Defaults are those of a simple custom resource; kinds override what differs."""
+    """Defaults are those of a simple custom resource; kinds override what differs.
+
+    A kind names itself with the class attributes below; the group is given when the
+    server is assembled, because it is a setting (see DESIGN §3).
+    """
 
     model: type[M]
-    resource: ResourceType
+    version: ClassVar[str]
+    kind: ClassVar[str]
+    plural: ClassVar[str]
+    singular: ClassVar[str]
+    namespaced: ClassVar[bool] = False
+    short_names: ClassVar[tuple[str, ...]] = ()
+    categories: ClassVar[tuple[str, ...]] = ()
     has_status: ClassVar[bool] = False
     columns: ClassVar[tuple[Column, ...]] = ()
     extra_field_getters: ClassVar[Mapping[str, FieldGetter]] = {}
 
-    def __init__(self, resource: ResourceType) -> None:
-        self.resource = resource
+    def __init__(self, group: str) -> None:
+        self.resource = ResourceType(
+            group=group,
+            version=self.version,
+            kind=self.kind,
+            plural=self.plural,
+            singular=self.singular,
+            namespaced=self.namespaced,
+            short_names=self.short_names,
+            categories=self.categories,
+        )
+
+    @classmethod
+    def for_group(cls, group: str) -> Self:
+        return cls(group)
 
     def name_errors(self, name: str) -> list[str]:
         """Problems with an object name; DNS subdomains by default."""

@@ -15,7 +15,6 @@ from ..api.resource.validation.resourcepoolstatusrequest import (
     validate_resource_pool_status_request_status,
     validate_resource_pool_status_request_update,
 )
-from ..machinery.resource import ResourceType
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
 from ..machinery.table import Column, path
@@ -48,6 +47,11 @@ def _spec_driver(obj: dict[str, Any]) -> str | None:
 
 class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
     model = ResourcePoolStatusRequest
+    version = VERSION
+    kind = "ResourcePoolStatusRequest"
+    plural = "resourcepoolstatusrequests"
+    singular = "resourcepoolstatusrequest"
+    short_names = ("rpsr",)
     has_status = True
     columns: ClassVar[tuple[Column, ...]] = (
         Column("Driver", "string", path("spec", "driver"), "Driver whose pools are reported."),
@@ -65,20 +69,6 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
         ),
     )
     extra_field_getters: ClassVar[dict[str, FieldGetter]] = {"spec.driver": _spec_driver}
-
-    @classmethod
-    def for_group(cls, group: str) -> ResourcePoolStatusRequestStrategy:
-        return cls(
-            ResourceType(
-                group=group,
-                version=VERSION,
-                kind="ResourcePoolStatusRequest",
-                plural="resourcepoolstatusrequests",
-                singular="resourcepoolstatusrequest",
-                namespaced=False,
-                short_names=("rpsr",),
-            )
-        )
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         spec = obj.get("spec")

@@ -10,7 +10,6 @@ from ..api.resource.validation.resourceslicepatch import (
     validate_resource_slice_patch,
     validate_resource_slice_patch_status,
 )
-from ..machinery.resource import ResourceType
 from ..machinery.strategy import Strategy
 from ..machinery.table import Column, path
 
@@ -19,6 +18,11 @@ VERSION = "v1alpha3"
 
 class ResourceSlicePatchStrategy(Strategy[ResourceSlicePatch]):
     model = ResourceSlicePatch
+    version = VERSION
+    kind = "ResourceSlicePatch"
+    plural = "resourceslicepatches"
+    singular = "resourceslicepatch"
+    short_names = ("rsp",)
     has_status = True
     columns: ClassVar[tuple[Column, ...]] = (
         Column(
@@ -60,20 +64,6 @@ class ResourceSlicePatchStrategy(Strategy[ResourceSlicePatch]):
             priority=1,
         ),
     )
-
-    @classmethod
-    def for_group(cls, group: str) -> ResourceSlicePatchStrategy:
-        return cls(
-            ResourceType(
-                group=group,
-                version=VERSION,
-                kind="ResourceSlicePatch",
-                plural="resourceslicepatches",
-                singular="resourceslicepatch",
-                namespaced=False,
-                short_names=("rsp",),
-            )
-        )
 
     def validate(self, obj: ResourceSlicePatch) -> list[FieldError]:
         return validate_resource_slice_patch(obj)

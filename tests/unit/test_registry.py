@@ -754,3 +754,26 @@ async def test_apply_to_status_changes_only_status(rsp: Registry) -> None:
     assert obj["metadata"]["generation"] == 1
     entry = next(e for e in obj["metadata"]["managedFields"] if e["manager"] == "controller")
     assert (entry["operation"], entry["subresource"]) == ("Apply", "status")
+
+
+async def test_concurrent_patches_without_resource_version_all_apply(rsp: Registry) -> None:
+    """Patches that do not pin a resourceVersion retry lost races instead of answering 409."""
+    await create(rsp, "racy")
+    labels = [f"l{i}" for i in range(12)]
+
+    async def label(key: str) -> None:
+        body = orjson.dumps({"metadata": {"labels": {key: "x"}}})
+        await rsp.patch(None, "racy", body, MERGE_PATCH, OPTS, user_agent="test/1")
+
+    await asyncio.gather(*(label(k) for k in labels))
+    assert set((await stored(rsp, "racy"))["metadata"]["labels"]) == set(labels)
+
+
+async def test_create_reports_metadata_and_spec_errors_together(rsp: Registry) -> None:
+    """One 422 names every failing field: a bad name and a bad attribute in one answer."""
+    body = patch_body("Bad_Name")
+    body["spec"]["devices"]["attributes"] = {"x": {"int": 1}}
+    with pytest.raises(StatusError) as caught:
+        await rsp.create(None, body, OPTS)
+    fields = {c["field"] for c in (caught.value.details or {})["causes"]}
+    assert fields == {"metadata.name", "spec.devices.attributes[x]"}

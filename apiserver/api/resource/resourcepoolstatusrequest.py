@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..base import APIModel, Time
-from ..meta import CONDITIONS_SCHEMA_EXTRA, Condition, ObjectMeta
+from ..meta import CONDITIONS_SCHEMA_EXTRA, Condition, KindModel
 
 LIMIT_DEFAULT = 100
 LIMIT_MAX = 1000
@@ -76,19 +76,9 @@ class ResourcePoolStatusRequestStatus(APIModel):
     )
 
 
-class ResourcePoolStatusRequest(APIModel):
+class ResourcePoolStatusRequest(KindModel):
     """A one-time request for the availability of a driver's device pools (like a CSR)."""
 
-    api_version: str | None = Field(
-        None,
-        description="APIVersion defines the versioned schema of this representation of an object.",
-    )
-    kind: str | None = Field(
-        None, description="Kind is a string value representing the REST resource."
-    )
-    metadata: ObjectMeta = Field(
-        default_factory=ObjectMeta, description="Standard object metadata."
-    )
     spec: ResourcePoolStatusRequestSpec = Field(description="What to report on. Immutable.")
     status: ResourcePoolStatusRequestStatus | None = Field(
         None, description="The answer, set once by the controller through the status subresource."

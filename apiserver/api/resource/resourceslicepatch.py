@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..base import APIModel
-from ..meta import CONDITIONS_SCHEMA_EXTRA, Condition, ObjectMeta
+from ..meta import CONDITIONS_SCHEMA_EXTRA, Condition, KindModel
 from .device import DeviceCapacity, DeviceSelector, NullableDeviceAttribute
 
 
@@ -75,19 +75,9 @@ class ResourceSlicePatchStatus(APIModel):
     )
 
 
-class ResourceSlicePatch(APIModel):
+class ResourceSlicePatch(KindModel):
     """Patches attributes and capacities of devices published in ResourceSlices."""
 
-    api_version: str | None = Field(
-        None,
-        description="APIVersion defines the versioned schema of this representation of an object.",
-    )
-    kind: str | None = Field(
-        None, description="Kind is a string value representing the REST resource."
-    )
-    metadata: ObjectMeta = Field(
-        default_factory=ObjectMeta, description="Standard object metadata."
-    )
     spec: ResourceSlicePatchSpec = Field(
         description="Changing the spec automatically increments the metadata.generation number."
     )
