@@ -109,6 +109,9 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
         redoc_url=None,
         openapi_url=None,
         title="DRA extension API server",
+        # Our own /metrics serves Prometheus; FastAPI's OpenTelemetry hooks would only add
+        # a check per request.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.router.redirect_slashes = False
     metrics = _Metrics()
