@@ -209,6 +209,9 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
 
     get = ["GET"]
     everything = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    # Resource requests are nearly all the traffic; Starlette tries routes in order.
+    app.add_route("/apis/{group}/{version}/{rest:path}", group_resources, everything)
+    app.add_route("/api/{version}/{rest:path}", core_resources, everything)
     app.add_route("/healthz", healthz, get)
     app.add_route("/livez", healthz, get)
     app.add_route("/readyz", readyz, get)
@@ -219,11 +222,9 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
     app.add_route("/openapi/v3/{path:path}", openapi_v3_doc, get)
     app.add_route("/api", api_root, get)
     app.add_route("/api/{version}", core_version, get)
-    app.add_route("/api/{version}/{rest:path}", core_resources, everything)
     app.add_route("/apis", apis_root, get)
     app.add_route("/apis/{group}", api_group, get)
     app.add_route("/apis/{group}/{version}", api_group_version, get)
-    app.add_route("/apis/{group}/{version}/{rest:path}", group_resources, everything)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> Response:
@@ -287,6 +288,15 @@ class _Metrics:
             ["method"],
             registry=self.registry,
         )
+        self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
+
+    def observe(self, method: str, code: int, seconds: float) -> None:
+        children = self._children.get((method, code))
+        if children is None:  # label lookups are slow; remember each combination's series
+            children = (self.requests.labels(method, str(code)), self.latency.labels(method))
+            self._children[(method, code)] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
 
 class _MetricsMiddleware:
@@ -303,8 +313,7 @@ class _MetricsMiddleware:
 
         async def send_and_count(message: Message) -> None:
             if message["type"] == "http.response.start":
-                self.metrics.requests.labels(method, str(message["status"])).inc()
-                self.metrics.latency.labels(method).observe(time.perf_counter() - start)
+                self.metrics.observe(method, message["status"], time.perf_counter() - start)
             await send(message)
 
         await self.app(scope, receive, send_and_count)

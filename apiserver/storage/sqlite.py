@@ -90,6 +90,7 @@ class SQLiteStore:
         self._local = threading.local()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reader_connections: list[sqlite3.Connection] = []
+        self._point_reader: sqlite3.Connection | None = None
         self._connections_lock = threading.Lock()
         self._closed = False
 
@@ -107,6 +108,8 @@ class SQLiteStore:
         await ready
         self._fanout.revision = self._revision
         self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sqlite-reader")
+        self._point_reader = self._connect()
+        self._point_reader.execute("PRAGMA query_only=ON")
 
     async def close(self) -> None:
         if self._closed:
@@ -122,6 +125,9 @@ class SQLiteStore:
             for conn in self._reader_connections:
                 conn.close()
             self._reader_connections.clear()
+        if self._point_reader is not None:
+            self._point_reader.close()
+            self._point_reader = None
 
     @property
     def revision(self) -> int:
@@ -357,14 +363,19 @@ class SQLiteStore:
     # -- reads -------------------------------------------------------------------
 
     async def get(self, key: str) -> StoredObject | None:
-        def read(conn: sqlite3.Connection) -> StoredObject | None:
-            row = conn.execute(
+        # One primary-key lookup costs a few microseconds, less than the hop to a reader
+        # thread and back; so point reads run right here, on their own connection (WAL
+        # readers never wait for the writer). Scans go to the reader threads.
+        if self._closed or self._point_reader is None:
+            raise StorageUnavailableError("", "the store is not running")
+        try:
+            row = self._point_reader.execute(
                 "SELECT l.rev, l.value FROM current c JOIN log l ON l.rev = c.rev WHERE c.key = ?",
                 (key,),
             ).fetchone()
-            return StoredObject(key, row[0], row[1]) if row else None
-
-        return await self._read(read)
+        except sqlite3.Error as exc:
+            raise StorageUnavailableError("", f"storage read failed: {exc}") from exc
+        return StoredObject(key, row[0], row[1]) if row else None
 
     async def list(
         self, prefix: str, *, revision: int | None = None, start: str = "", limit: int = 0
