@@ -137,3 +137,22 @@ class KindModel(APIModel):
     metadata: ObjectMeta = Field(
         default_factory=ObjectMeta, description="Standard object metadata."
     )
+
+
+class Preconditions(APIModel):
+    """Must be fulfilled before a deletion is carried out."""
+
+    uid: str | None = Field(None, description="Specifies the target UID.")
+    resource_version: str | None = Field(None, description="Specifies the target ResourceVersion.")
+
+
+class DeleteOptions(APIModel):
+    """The optional body of a DELETE request."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    grace_period_seconds: int | None = Field(None, description="Ignored: deletion is immediate.")
+    preconditions: Preconditions | None = None
+    orphan_dependents: bool | None = Field(None, description="Deprecated; use propagationPolicy.")
+    propagation_policy: Literal["Orphan", "Background", "Foreground"] | None = None
+    dry_run: list[str] | None = None

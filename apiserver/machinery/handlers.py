@@ -16,9 +16,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from ..api import field as fielderr
+from ..api import meta
 from ..storage import StoredObject
 from . import errors
-from .decoding import FieldValidation, decode_body, media_type
+from .decoding import FieldValidation, check_object, decode_body, media_type
 from .negotiation import Shape, negotiate
 from .patching import APPLY_PATCH, STRATEGIC_MERGE_PATCH, SUPPORTED_PATCH_TYPES
 from .registry import DeleteOptions, ListOptions, ListResult, Registry, WriteOptions, WriteResult
@@ -184,13 +185,25 @@ class ResourceHandler:
         return self._written(request, registry, result)
 
     async def _delete_options(self, request: Request) -> DeleteOptions:
+        """DeleteOptions from the body (checked against its model) or the query."""
         body = await self._body(request)
-        options: dict[str, Any] = {}
+        options = meta.DeleteOptions()
         if body.strip():
-            options = decode_body(body, request.headers.get("content-type"))
-        dry_run = options.get("dryRun") or request.query_params.getlist("dryRun")
+            raw = decode_body(body, request.headers.get("content-type"))
+            parsed, _unknown, problems = check_object(raw, meta.DeleteOptions)
+            if parsed is None:
+                raise errors.bad_request(
+                    "the DeleteOptions in the request body are invalid: "
+                    + "; ".join(str(p) for p in problems),
+                    [
+                        {"reason": p.type.reason, "message": p.message(), "field": p.field}
+                        for p in problems
+                    ],
+                )
+            options = parsed
+        dry_run = options.dry_run or request.query_params.getlist("dryRun")
         _check_dry_run(dry_run)
-        policy = options.get("propagationPolicy") or request.query_params.get("propagationPolicy")
+        policy = options.propagation_policy or request.query_params.get("propagationPolicy")
         if policy is not None and policy not in ("Orphan", "Background", "Foreground"):
             raise errors.invalid(
                 "DeleteOptions",
@@ -202,13 +215,11 @@ class ResourceHandler:
                     )
                 ],
             )
-        pre = options.get("preconditions") or {}
-        if not isinstance(pre, dict):
-            raise errors.bad_request("preconditions must be an object")
+        pre = options.preconditions or meta.Preconditions()
         return DeleteOptions(
             dry_run=bool(dry_run),
-            precondition_uid=pre.get("uid"),
-            precondition_resource_version=pre.get("resourceVersion"),
+            precondition_uid=pre.uid,
+            precondition_resource_version=pre.resource_version,
         )
 
     # -- encoding ------------------------------------------------------------------

@@ -479,6 +479,7 @@ class Registry:
                     if err.reason == "AlreadyExists":
                         continue
                     raise
+            self._check_pinned(config, current, name)
             merged = self._applied(current, config, opts, name, subresource)
             try:
                 return await self._write_update(
@@ -564,7 +565,7 @@ class Registry:
         while True:  # a lost race means another write committed: progress
             current = await self.get(namespace, name)
             new = mutate(current)
-            sent_rv = new.get("metadata", {}).get("resourceVersion")
+            sent_rv = self._check_pinned(new, current, name)
             if sent_rv and sent_rv != str(current.revision):
                 raise errors.conflict(
                     self.resource.plural, self.resource.group, name, errors.MODIFIED
@@ -580,6 +581,31 @@ class Registry:
                     raise errors.conflict(
                         self.resource.plural, self.resource.group, name, errors.MODIFIED
                     ) from None
+
+    def _check_pinned(self, new: dict[str, Any], current: StoredObject, name: str) -> str | None:
+        """The resourceVersion a write pins, after checking it and the uid are well-formed.
+
+        A uid that differs from the stored one is an attempt to change an immutable field.
+        """
+        meta = new.get("metadata") or {}
+        sent_rv = meta.get("resourceVersion")
+        if sent_rv is not None and not isinstance(sent_rv, str):
+            raise self._invalid(
+                name,
+                [
+                    fielderr.type_invalid(
+                        "metadata.resourceVersion",
+                        sent_rv,
+                        "metadata.resourceVersion in body must be of type string",
+                    )
+                ],
+            )
+        sent_uid = meta.get("uid")
+        if sent_uid and sent_uid != current.obj["metadata"].get("uid"):
+            raise self._invalid(
+                name, [fielderr.invalid("metadata.uid", sent_uid, "field is immutable")]
+            )
+        return sent_rv
 
     async def _write_update(
         self,

@@ -167,6 +167,10 @@ def _without_rv(obj: dict[str, Any]) -> None:
     del obj["metadata"]["resourceVersion"]
 
 
+def _numeric_rv(obj: dict[str, Any]) -> None:
+    obj["metadata"]["resourceVersion"] = int(obj["metadata"]["resourceVersion"])
+
+
 def _stale_rv(obj: dict[str, Any]) -> None:
     obj["metadata"]["resourceVersion"] = "1"
     obj["spec"]["devices"]["priority"] = 7
@@ -476,6 +480,40 @@ CASES: list[Case] = [
         422,
         "Invalid",
         "metadata.resourceVersion",
+        seed="rsp",
+    ),
+    Case(
+        "put-numeric-resourceVersion",
+        lambda n, seed: put(RSP, edited(seed, _numeric_rv)),
+        422,
+        "Invalid",
+        "metadata.resourceVersion",
+        seed="rsp",
+    ),
+    Case(
+        "merge-patch-changes-uid",
+        lambda n, _: patch(
+            RSP, n, b'{"metadata":{"uid":"not-the-uid"}}', "application/merge-patch+json"
+        ),
+        422,
+        "Invalid",
+        "metadata.uid",
+        seed="rsp",
+    ),
+    Case(
+        "delete-propagationPolicy-not-a-string",
+        lambda n, _: Req("DELETE", f"{RSP}/{n}", b'{"propagationPolicy": []}'),
+        400,
+        "BadRequest",
+        "propagationPolicy",
+        seed="rsp",
+    ),
+    Case(
+        "delete-dryRun-not-a-list",
+        lambda n, _: Req("DELETE", f"{RSP}/{n}", b'{"dryRun": "All"}'),
+        400,
+        "BadRequest",
+        "dryRun",
         seed="rsp",
     ),
     Case(
