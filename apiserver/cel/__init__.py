@@ -56,6 +56,7 @@ __all__ = [
     "Program",
     "RuntimeLimitError",
     "compile_constraint",
+    "compile_expression",
     "compile_selector",
     "device_value",
     "estimated_cost",
