@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import load, machine, report, suite
+from . import celbench, load, machine, report, suite
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load generator: {generator.description}", file=sys.stderr)
     settings = suite.Settings(rounds=args.rounds, seconds=args.seconds, warmup=args.warmup)
     outcome = suite.run(generator, settings)
+    cel_outcome = celbench.run(log=lambda s: print(s, file=sys.stderr))
     date = machine.date()
     report.update(
         args.output,
@@ -39,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
                 ["## Machine", "", *machine.describe(generator.description, generator.caveat)]
             ),
             suite.SECTION: suite.render(outcome, generator.description, date),
+            celbench.SECTION: celbench.render(cel_outcome, date),
         },
     )
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
