@@ -24,6 +24,8 @@ ConstValue = None | bool | int | float | str | bytes
 @dataclass(eq=False)
 class Expr:
     id: int
+    raw: bytes | None = field(default=None, kw_only=True, repr=False)
+    """The serialized node as decoded; None once it or anything below it changed."""
 
     def children(self) -> Iterator[Expr]:
         return iter(())
@@ -140,34 +142,55 @@ DYN = Type("dyn")
 
 
 @dataclass
-class Reference:
-    name: str
-    overload_ids: list[str]
-    raw: bytes
-
-
-@dataclass
 class CheckedAst:
+    """A checked expression: the tree, and the checker's tables kept as the bytes they came in.
+
+    The reference and type tables are decoded only for the nodes asked about, and written back
+    as they were for the nodes still in the tree: most of a large expression is never looked at.
+    """
+
     expr: Expr
-    references: dict[int, Reference]
-    types: dict[int, Type]
-    raw_types: dict[int, bytes]
-    positions: dict[int, int]
-    line_offsets: list[int]
+    raw_references: dict[int, bytes]  # node id -> serialized map entry
+    raw_types: dict[int, bytes]  # node id -> serialized map entry
     raw_source_info: bytes
     expr_version: str = ""
     next_id: int = 0
+    _types: dict[int, Type] = field(default_factory=dict, repr=False)
+    _positions: dict[int, int] | None = field(default=None, repr=False)
+    _line_offsets: list[int] = field(default_factory=list, repr=False)
 
     def type_of(self, node: Expr) -> Type:
-        return self.types.get(node.id, DYN)
+        """The checked type of a node (DYN when the checker recorded none)."""
+        found = self._types.get(node.id)
+        if found is None:
+            entry = self.raw_types.get(node.id)
+            found = decode_type(_map_entry(entry)[1]) if entry is not None else DYN
+            self._types[node.id] = found
+        return found
 
     def overloads(self, node: Expr) -> list[str]:
-        ref = self.references.get(node.id)
-        return ref.overload_ids if ref else []
+        """The overload ids the checker resolved a call to."""
+        entry = self.raw_references.get(node.id)
+        if entry is None:
+            return []
+        return [_str(v) for n, _, v in wire.decode(_map_entry(entry)[1]) if n == 3]
 
     def new_id(self) -> int:
         self.next_id += 1
         return self.next_id
+
+    @property
+    def positions(self) -> dict[int, int]:
+        """Node id -> code-point offset in the expression, for the nodes the parser placed."""
+        if self._positions is None:
+            self._positions = {}
+            for n, wt, v in wire.decode(self.raw_source_info):
+                if n == 3:
+                    self._line_offsets += _repeated_int(wt, v)
+                elif n == 4:
+                    key, pos = _map_entry_ints(_bytes(v))
+                    self._positions[key] = pos
+        return self._positions
 
     def location(self, node: Expr) -> tuple[int, int] | None:
         """(line, column), both 1-based, of a node the parser placed; None for synthetic ones."""
@@ -176,7 +199,7 @@ class CheckedAst:
             return None
         line = 1
         start = 0
-        for brk in self.line_offsets:
+        for brk in self._line_offsets:
             if brk > offset:
                 break
             line += 1
@@ -234,6 +257,12 @@ def _repeated_int(wt: int, v: int | bytes) -> list[int]:
 
 
 def decode_expr(buf: bytes) -> Expr:
+    node = _decode_expr(buf)
+    node.raw = buf
+    return node
+
+
+def _decode_expr(buf: bytes) -> Expr:
     fields = wire.decode(buf)
     node_id = 0
     body: tuple[int, bytes] | None = None
@@ -381,7 +410,8 @@ def decode_type(buf: bytes) -> Type:
     return DYN
 
 
-def _map_entries(buf: bytes) -> tuple[int, bytes]:
+def _map_entry(buf: bytes) -> tuple[int, bytes]:
+    """(key, value bytes) of a ``map<int64, Message>`` entry."""
     key = 0
     value = b""
     for n, _, v in wire.decode(buf):
@@ -390,6 +420,24 @@ def _map_entries(buf: bytes) -> tuple[int, bytes]:
         elif n == 2:
             value = _bytes(v)
     return key, value
+
+
+def _map_entry_ints(buf: bytes) -> tuple[int, int]:
+    key, value = 0, 0
+    for n, _, v in wire.decode(buf):
+        if n == 1:
+            key = wire.signed64(_int(v))
+        elif n == 2:
+            value = wire.signed64(_int(v))
+    return key, value
+
+
+def _entry_key(buf: bytes) -> int:
+    """The key of a map entry; fast when it comes first, as serializers write it."""
+    if buf and buf[0] == 0x08:
+        key, _ = wire._read_varint(buf, 1)
+        return wire.signed64(key)
+    return _map_entry(buf)[0]
 
 
 def _max_id(node: Expr) -> int:
@@ -414,24 +462,15 @@ def decode_checked(serialized: bytes) -> CheckedAst:
             raise wire.WireError(f"unexpected payload {urls[0]}")
         payload = next(_bytes(v) for n, _, v in outer if n == 2)
     expr: Expr | None = None
-    references: dict[int, Reference] = {}
-    raw_types: dict[int, bytes] = {}
+    references: dict[int, bytes] = {}
+    types: dict[int, bytes] = {}
     source_info = b""
     version = ""
     for num, _wt, v in wire.decode(payload):
         if num == 2:
-            key, ref = _map_entries(_bytes(v))
-            name = ""
-            overloads: list[str] = []
-            for n, _, x in wire.decode(ref):
-                if n == 1:
-                    name = _str(x)
-                elif n == 3:
-                    overloads.append(_str(x))
-            references[key] = Reference(name, overloads, ref)
+            references[_entry_key(_bytes(v))] = _bytes(v)
         elif num == 3:
-            key, t = _map_entries(_bytes(v))
-            raw_types[key] = t
+            types[_entry_key(_bytes(v))] = _bytes(v)
         elif num == 4:
             expr = decode_expr(_bytes(v))
         elif num == 5:
@@ -440,32 +479,15 @@ def decode_checked(serialized: bytes) -> CheckedAst:
             version = _str(v)
     if expr is None:
         raise wire.WireError("checked expression without an expression")
-    positions: dict[int, int] = {}
-    line_offsets: list[int] = []
-    for n, wt, v in wire.decode(source_info):
-        if n == 3:
-            line_offsets += _repeated_int(wt, v)
-        elif n == 4:
-            key, pos = 0, 0
-            for m, _, x in wire.decode(_bytes(v)):
-                if m == 1:
-                    key = wire.signed64(_int(x))
-                elif m == 2:
-                    pos = wire.signed64(_int(x))
-            positions[key] = pos
-    types = {k: decode_type(t) for k, t in raw_types.items()}
-    ast = CheckedAst(
+    checked = CheckedAst(
         expr=expr,
-        references=references,
-        types=types,
-        raw_types=raw_types,
-        positions=positions,
-        line_offsets=line_offsets,
+        raw_references=references,
+        raw_types=types,
         raw_source_info=source_info,
         expr_version=version,
     )
-    ast.next_id = max(_max_id(expr), *references, *raw_types, 0)
-    return ast
+    checked.next_id = max(_max_id(expr), *references, *types, 0)
+    return checked
 
 
 # -- encoding ---------------------------------------------------------------------------
@@ -494,6 +516,8 @@ def _encode_const(node: Const) -> list[Field]:
 
 
 def encode_expr(node: Expr) -> bytes:
+    if node.raw is not None:
+        return node.raw
     body: list[Field]
     if isinstance(node, Const):
         kind, body = 3, _encode_const(node)
@@ -551,17 +575,10 @@ def encode_expr(node: Expr) -> bytes:
 def encode_checked(ast: CheckedAst) -> bytes:
     """Bytes the library's ``Env.deserialize`` plans a program from."""
     ids = set(_all_ids(ast.expr))
-    fields: list[Field] = []
-    for key, ref in sorted(ast.references.items()):
-        if key in ids:
-            fields.append(
-                wire.message_field(2, [wire.varint_field(1, key), wire.bytes_field(2, ref.raw)])
-            )
-    for key, raw in sorted(ast.raw_types.items()):
-        if key in ids:
-            fields.append(
-                wire.message_field(3, [wire.varint_field(1, key), wire.bytes_field(2, raw)])
-            )
+    fields: list[Field] = [
+        wire.bytes_field(2, entry) for key, entry in ast.raw_references.items() if key in ids
+    ]
+    fields += [wire.bytes_field(3, entry) for key, entry in ast.raw_types.items() if key in ids]
     fields.append(wire.bytes_field(4, encode_expr(ast.expr)))
     fields.append(wire.bytes_field(5, ast.raw_source_info))
     if ast.expr_version:

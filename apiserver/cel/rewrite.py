@@ -186,6 +186,16 @@ class Rewriter:
     # -- the walk ----------------------------------------------------------------------------
 
     def rewrite(self, node: A.Expr) -> A.Expr:
+        before = list(node.children())
+        result = self._rewrite(node)
+        if result is node and any(
+            new is not old or new.raw is None
+            for old, new in zip(before, node.children(), strict=True)
+        ):
+            node.raw = None  # its serialized form holds the old children
+        return result
+
+    def _rewrite(self, node: A.Expr) -> A.Expr:
         if isinstance(node, A.Select):
             node.operand = self.rewrite(node.operand)
             if (
