@@ -698,6 +698,17 @@ def render(outcome: Outcome, date: str) -> str:
         lines.append(
             f"| {r.name} | {r.estimated:,} | {r.verdict} | {r.compile_ms:.1f} ms | {evaluation} |"
         )
+    worst = max((r.evaluate_ms for r in outcome.runaway), default=0.0)
+    lines += [
+        "",
+        "cel-expr-python evaluates holding the GIL and cannot be interrupted from outside, so "
+        "a worker thread would not keep the event loop free and a time limit cannot be "
+        "enforced. The bounds are two: the estimated cost, checked when an expression is "
+        f"created (at most {cel.MAX_COST:,}, as upstream: *rejected at create*), and the "
+        f"library's budget of {cel.RUNTIME_ITERATION_LIMIT:,} comprehension iterations per "
+        "evaluation, which ends an evaluation with an error (*cut off at run time*). The "
+        f"longest evaluation measured here, cut off or not, took {worst:.1f} ms.",
+    ]
     lines += [
         "",
         f"Compiling the longest selector the API accepts ({outcome.longest_chars:,} characters) "

@@ -12,6 +12,30 @@ estimated cost is above ``MAX_COST``); programs are cached by expression text. `
 raises EvaluationError for runtime errors (never confused with ``False``) and
 RuntimeLimitError when an evaluation is cut off. See ``environment`` for what expressions may
 use and ``bench/RESULTS.md`` for why the library is cel-expr-python.
+
+Runaway expressions: the library evaluates holding the GIL and cannot be interrupted, so the
+bounds are the estimated cost checked at compile time (``MAX_COST``, as upstream) and the
+library's budget of ``RUNTIME_ITERATION_LIMIT`` comprehension iterations per evaluation
+(RuntimeLimitError). Call ``evaluate`` with converted devices; one evaluation of an accepted
+expression takes milliseconds at worst (measured in bench/RESULTS.md).
+
+Where this differs from upstream:
+
+* ``device`` is a map to the type checker: device field names are checked at compile time,
+  but a type error on a device value (``device.driver > 1``) is found at evaluation;
+* comparing two literals of different numeric types (``1 < 2.0``) does not compile, although
+  values from devices compare across types as upstream;
+* nesting is limited to 32 levels (the library's parser and planner);
+* more than ``RUNTIME_ITERATION_LIMIT`` iterations stop an evaluation even when the estimated
+  cost is within the limit (three nested loops over more than 21 devices);
+* the estimated cost is this package's model (``cost``), not cel-go's exact figure;
+* not available: ``indexOf``/``lastIndexOf`` on lists (the strings extension owns those names
+  here), regex ``find``/``findAll``, the URL, IP, CIDR, format and authorizer libraries, and
+  the alpha ``includes()`` of list attributes;
+* quantities and versions are maps at run time: ``==`` with another type is false rather than
+  an error, and quantities saturate at ±(2^63-1) (parsing caps them there, as upstream);
+* error texts follow upstream for missing keys and the Kubernetes functions, the library's
+  elsewhere.
 """
 
 from __future__ import annotations
