@@ -162,7 +162,7 @@ def compile_expression(
             item = e
         cache.put(key, item)
     if isinstance(item, CompileError):
-        raise item
+        raise item.copy()
     if cost_limit is not None and item.estimated_cost > cost_limit:
         raise CostLimitError(item.estimated_cost, cost_limit)
     return item

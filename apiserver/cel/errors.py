@@ -30,6 +30,11 @@ class CompileError(CELError):
         self.column = column
         self.offset = offset
 
+    def copy(self) -> CompileError:
+        """A new exception with the same content, for raising a cached error again (raising
+        one exception object repeatedly would keep extending its traceback)."""
+        return CompileError(self.message, line=self.line, column=self.column, offset=self.offset)
+
     @property
     def position(self) -> tuple[int, int] | None:
         if self.line is None or self.column is None:

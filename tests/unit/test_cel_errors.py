@@ -119,12 +119,19 @@ def test_programs_are_cached_by_text_and_kind() -> None:
     assert first.kind is Kind.SELECTOR
 
 
-def test_compile_errors_are_cached_too() -> None:
+def test_compile_errors_are_cached_too(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(cel.CompileError) as first:
         cel.compile_selector("device.driver == == 1")
+
+    def build(*_args: object) -> None:
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(compiler, "_build", build)
     with pytest.raises(cel.CompileError) as second:
         cel.compile_selector("device.driver == == 1")
-    assert second.value is first.value
+    assert second.value is not first.value  # a fresh exception each time
+    assert second.value.message == first.value.message
+    assert second.value.position == first.value.position
 
 
 def test_cache_is_bounded_and_least_recently_used_goes_first() -> None:
