@@ -8,6 +8,7 @@ result (or the CompileError) is cached in a bounded LRU keyed by the kind and th
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -101,14 +102,10 @@ def _regex_problem(pattern: str) -> str | None:
     return None
 
 
-_regex_program: Any = None
-
-
+@functools.cache
 def _regex_checker() -> Any:
-    global _regex_program
-    if _regex_program is None:
-        _regex_program = environment(Kind.SELECTOR.value).compile("''.matches(device.p)")
-    return _regex_program
+    """A program that compiles a pattern with the library's own regular expressions (RE2)."""
+    return environment(Kind.SELECTOR.value).compile("''.matches(device.p)")
 
 
 def _build(expression: str, kind: Kind) -> Program:
@@ -137,7 +134,10 @@ def _build(expression: str, kind: Kind) -> Program:
     try:
         planned = env.deserialize(ast.encode_checked(tree))
     except RuntimeError as e:
-        raise CompileError("expression is too deeply nested: " + runtime_message(str(e))) from None
+        text = runtime_message(str(e))
+        if "recursion" in text:
+            raise CompileError("expression is too deeply nested: " + text) from None
+        raise CompileError("expression cannot be planned: " + text) from None
     return Program(expression, kind, estimated, planned, env, calls_python)
 
 
