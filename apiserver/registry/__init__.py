@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..machinery.strategy import Strategy
+from .event import EventStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from .resourceslicepatch import ResourceSlicePatchStrategy
 
 DEFAULT_GROUP = "resource.k8s.io"
 
 
-def strategies(group: str = DEFAULT_GROUP) -> list[Strategy]:  # type: ignore[type-arg]
-    """Every kind this server serves, in ``group``."""
-    return [
+def strategies(group: str = DEFAULT_GROUP, *, standalone: bool = True) -> list[Strategy[Any]]:
+    """Every kind this server serves: ours in ``group``, and in standalone mode the core
+    kinds a cluster would otherwise serve (they keep their upstream groups)."""
+    ours: list[Strategy[Any]] = [
         ResourceSlicePatchStrategy.for_group(group),
         ResourcePoolStatusRequestStrategy.for_group(group),
     ]
+    return ours + (standalone_strategies() if standalone else [])
+
+
+def standalone_strategies() -> list[Strategy[Any]]:
+    """Kinds served only standalone: core v1 Events and (with their issue) the DRA v1 kinds."""
+    return [EventStrategy.core()]

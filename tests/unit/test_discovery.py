@@ -37,7 +37,7 @@ def resource(
 
 @pytest.fixture
 def discovery() -> Discovery:
-    served = [(s.resource, s.has_status) for s in strategies()]
+    served = [(s.resource, s.has_status) for s in strategies(standalone=False)]
     served += [
         (resource("v1", "ResourceClaim", namespaced=True, categories=("dra",)), True),
         (resource("v1beta2", "ResourceClaim", namespaced=True), True),
@@ -127,7 +127,7 @@ def test_aggregated_discovery(discovery: Discovery) -> None:
 
 
 def test_aggregated_core_is_empty_without_core_resources() -> None:
-    only_group = Discovery([(s.resource, s.has_status) for s in strategies()])
+    only_group = Discovery([(s.resource, s.has_status) for s in strategies(standalone=False)])
     assert orjson.loads(only_group.aggregated_core)["items"] == []
     assert orjson.loads(only_group.api_versions)["versions"] == []
 

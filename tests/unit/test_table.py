@@ -165,11 +165,30 @@ def test_partial_object_metadata() -> None:
 
 
 def test_served_kinds_print_name_first_and_age_last() -> None:
-    for strategy in strategies():
+    for strategy in strategies(standalone=False):
         columns = strategy.table_columns()
         assert columns[0] is NAME_COLUMN
         assert columns[-1] is AGE_COLUMN
         assert len(columns) > 2
+
+
+def test_events_print_like_kubectl() -> None:
+    """Events lead with LAST SEEN and show NAME only with -o wide, as kubectl prints them."""
+    event = next(s for s in strategies() if s.resource.kind == "Event")
+    columns = event.table_columns()
+    assert [c.name for c in columns if c.priority == 0] == [
+        "Last Seen",
+        "Type",
+        "Reason",
+        "Object",
+        "Message",
+    ]
+    assert [c.name for c in columns if c.format == "name"] == ["Name"]
+    assert next(c for c in columns if c.name == "Name").priority == 1
+    obj = {"involvedObject": {"kind": "ResourceSlicePatch", "name": "p"}, "type": "Warning"}
+    row = table(columns, [obj])["rows"][0]["cells"]
+    assert row[1] == "Warning"
+    assert row[3] == "resourceslicepatch/p"
 
 
 def test_resource_slice_patch_columns() -> None:

@@ -1,0 +1,1 @@
+"""Validation of core ``v1`` kinds."""
