@@ -46,7 +46,7 @@ Time = Annotated[
 ]
 """An RFC 3339 timestamp, kept as the string that was sent."""
 
-_QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[mkMGTPE]|)$")
+_QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$")
 
 
 def _check_quantity(value: Any) -> str | int | float:
