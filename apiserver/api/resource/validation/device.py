@@ -6,10 +6,17 @@ import re
 from collections.abc import Collection, Mapping
 
 from .... import cel
+from ....cel import quantity
 from ... import field
 from ...field import FieldError, Path
 from ...names import c_identifier_errors, dns1123_label_errors, dns1123_subdomain_errors
-from ..device import DeviceAttribute, DeviceCapacity, DeviceSelector, NullableDeviceAttribute
+from ..device import (
+    CapacityRequestPolicy,
+    DeviceAttribute,
+    DeviceCapacity,
+    DeviceSelector,
+    NullableDeviceAttribute,
+)
 
 DRIVER_NAME_MAX = 63
 POOL_NAME_MAX = 253
@@ -18,6 +25,7 @@ DEVICE_MAX_ID_LENGTH = 32
 ATTRIBUTE_VALUE_MAX = 64
 MAX_ATTRIBUTES_AND_CAPACITIES = 32
 MAX_SELECTORS = 32
+MAX_VALID_VALUES = 10
 CEL_EXPRESSION_MAX_LENGTH = 10 * 1024
 
 # semver.org 2.0.0, the regular expression the specification recommends.
@@ -125,24 +133,172 @@ def validate_attributes_and_capacity(
     path: Path,
     *,
     require_domain: bool,
+    max_total: int | None = MAX_ATTRIBUTES_AND_CAPACITIES,
 ) -> list[FieldError]:
+    """Names and values of attributes and capacities, and (unless ``max_total`` is None) at
+    most ``max_total`` of them together, reported at ``path``."""
     errs: list[FieldError] = []
     attr_path = path.child("attributes")
     for name, attr in attributes.items():
         errs += validate_qualified_name(name, attr_path.key(name), require_domain=require_domain)
         errs += validate_attribute_value(attr, attr_path.key(name))
     cap_path = path.child("capacity")
-    for name in capacity:
+    for name, cap in capacity.items():
         errs += validate_qualified_name(name, cap_path.key(name), require_domain=require_domain)
+        errs += validate_capacity(cap, cap_path.key(name))
     total = len(attributes) + len(capacity)
-    if total > MAX_ATTRIBUTES_AND_CAPACITIES:
+    if max_total is not None and total > max_total:
+        errs.append(too_many_attributes_and_capacities(str(path), total, max_total))
+    return errs
+
+
+def too_many_attributes_and_capacities(path: str, total: int, limit: int) -> FieldError:
+    return field.invalid(
+        path,
+        total,
+        f"the total number of attributes and capacities must not exceed {limit}",
+    )
+
+
+def validate_capacity(capacity: DeviceCapacity, path: Path) -> list[FieldError]:
+    """The value is a quantity (checked when parsed); a request policy must fit the value."""
+    if capacity.request_policy is None:
+        return []
+    return validate_request_policy(
+        capacity.request_policy, _quantity(capacity.value), path.child("requestPolicy")
+    )
+
+
+def _quantity(value: str | int | float) -> quantity.Quantity:
+    if isinstance(value, int):
+        return quantity.from_int(value)
+    return quantity.parse(value if isinstance(value, str) else repr(value))
+
+
+def validate_request_policy(
+    policy: CapacityRequestPolicy, capacity: quantity.Quantity, path: Path
+) -> list[FieldError]:
+    """Upstream's rules for a consumable capacity: a default within the valid amounts, valid
+    values ascending and within the capacity, a range within the capacity."""
+    errs: list[FieldError] = []
+    default = _quantity(policy.default) if policy.default is not None else None
+    if default is not None and default.nanos > capacity.nanos:
         errs.append(
             field.invalid(
-                str(path),
-                total,
-                f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES}",
+                str(path.child("default")),
+                policy.default,
+                "must be less than or equal to capacity value",
             )
         )
+    if policy.valid_values is not None and policy.valid_range is not None:
+        errs.append(field.forbidden(str(path), "only one of validValues and validRange may be set"))
+        return errs
+    if (policy.valid_values is not None or policy.valid_range is not None) and default is None:
+        errs.append(
+            field.required(
+                str(path.child("default")), "required when validValues or validRange is set"
+            )
+        )
+    if policy.valid_values is not None:
+        errs += _validate_valid_values(policy.valid_values, default, capacity, path)
+    if policy.valid_range is not None:
+        errs += _validate_valid_range(policy, default, capacity, path)
+    return errs
+
+
+def _validate_valid_values(
+    values: list[str | int | float],
+    default: quantity.Quantity | None,
+    capacity: quantity.Quantity,
+    path: Path,
+) -> list[FieldError]:
+    vpath = path.child("validValues")
+    if not values:
+        return [field.required(str(vpath))]
+    errs: list[FieldError] = []
+    if len(values) > MAX_VALID_VALUES:
+        return [field.too_many(str(vpath), len(values), MAX_VALID_VALUES)]
+    parsed = [_quantity(v) for v in values]
+    for i, (raw, value) in enumerate(zip(values, parsed, strict=True)):
+        if value.nanos > capacity.nanos:
+            errs.append(
+                field.invalid(
+                    str(vpath.index(i)), raw, "must be less than or equal to capacity value"
+                )
+            )
+        if i and value.nanos <= parsed[i - 1].nanos:
+            errs.append(
+                field.invalid(
+                    str(vpath.index(i)), raw, "must be sorted in ascending order without duplicates"
+                )
+            )
+    if default is not None and default not in parsed:
+        errs.append(
+            field.invalid(
+                str(path.child("default")), default.canonical, "must be one of validValues"
+            )
+        )
+    return errs
+
+
+def _validate_valid_range(
+    policy: CapacityRequestPolicy,
+    default: quantity.Quantity | None,
+    capacity: quantity.Quantity,
+    path: Path,
+) -> list[FieldError]:
+    rng = policy.valid_range
+    assert rng is not None
+    rpath = path.child("validRange")
+    errs: list[FieldError] = []
+    low = _quantity(rng.min)
+    high = _quantity(rng.max) if rng.max is not None else None
+    step = _quantity(rng.step) if rng.step is not None else None
+    if low.nanos < 0:
+        errs.append(
+            field.invalid(str(rpath.child("min")), rng.min, "must be greater than or equal to 0")
+        )
+    if low.nanos > capacity.nanos:
+        errs.append(
+            field.invalid(
+                str(rpath.child("min")), rng.min, "must be less than or equal to capacity value"
+            )
+        )
+    if high is not None:
+        if high.nanos > capacity.nanos:
+            errs.append(
+                field.invalid(
+                    str(rpath.child("max")), rng.max, "must be less than or equal to capacity value"
+                )
+            )
+        if high.nanos < low.nanos:
+            errs.append(
+                field.invalid(
+                    str(rpath.child("max")), rng.max, "must be greater than or equal to min"
+                )
+            )
+    if step is not None:
+        if step.nanos <= 0:
+            errs.append(field.invalid(str(rpath.child("step")), rng.step, "must be greater than 0"))
+            step = None
+        elif low.nanos + step.nanos > capacity.nanos:
+            errs.append(
+                field.invalid(
+                    str(rpath.child("step")),
+                    rng.step,
+                    "min + step must be less than or equal to capacity value",
+                )
+            )
+    if high is not None and step is not None and (high.nanos - low.nanos) % step.nanos:
+        errs.append(
+            field.invalid(str(rpath.child("max")), rng.max, "must be min plus a multiple of step")
+        )
+    if default is not None:
+        dpath = str(path.child("default"))
+        if default.nanos < low.nanos or (high is not None and default.nanos > high.nanos):
+            errs.append(field.invalid(dpath, policy.default, "must be within validRange"))
+        elif step is not None and (default.nanos - low.nanos) % step.nanos:
+            errs.append(field.invalid(dpath, policy.default, "must be min plus a multiple of step"))
     return errs
 
 
