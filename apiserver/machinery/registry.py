@@ -621,10 +621,12 @@ class Registry:
         old = current.obj
         name = old["metadata"]["name"]
         new = self._carry_over(old, new, subresource)
+        old_model = self._model(old)
         if subresource == "status":
-            warnings = self._validate(new, opts, self.strategy.validate_status)
+            warnings = self._validate(
+                new, opts, lambda m: self.strategy.validate_status_update(m, old_model)
+            )
         else:
-            old_model = self._model(old)
             warnings = self._validate(
                 new, opts, lambda m: self.strategy.validate_update(m, old_model)
             )
@@ -701,6 +703,7 @@ class Registry:
                 result["status"] = old["status"]
             else:
                 result.pop("status", None)
+        self.strategy.prepare_for_update(result, old)
         generation = old_meta.get("generation", 1)
         meta["generation"] = generation + 1 if _spec(result) != _spec(old) else generation
         return result

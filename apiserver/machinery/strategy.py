@@ -71,6 +71,11 @@ class Strategy(Generic[M]):
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         """Apply defaults to a new object (the status has already been dropped)."""
 
+    def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        """Adjust a main-resource write before it is compared and validated (what the
+        server keeps from ``old`` is already carried over), e.g. apply the defaults a create
+        applies, so that re-sending an object without them is not a change."""
+
     def validate(self, obj: M) -> list[FieldError]:
         """Validate the kind-specific parts of a new object."""
         return []
@@ -82,6 +87,11 @@ class Strategy(Generic[M]):
     def validate_status(self, obj: M) -> list[FieldError]:
         """Validate what the status subresource may write."""
         return []
+
+    def validate_status_update(self, new: M, old: M) -> list[FieldError]:
+        """Validate a status write against the stored object (``new`` carries its spec and
+        metadata); by default only the new status is checked."""
+        return self.validate_status(new)
 
     # -- derived, not meant to be overridden ---------------------------------------
 
