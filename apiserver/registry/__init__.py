@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..machinery.strategy import Strategy
+from .deviceclass import DeviceClassStrategy
 from .event import EventStrategy
+from .resourceclaim import ResourceClaimStrategy
+from .resourceclaimtemplate import ResourceClaimTemplateStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from .resourceslicepatch import ResourceSlicePatchStrategy
 
@@ -24,4 +27,9 @@ def strategies(group: str = DEFAULT_GROUP, *, standalone: bool = True) -> list[S
 
 def standalone_strategies() -> list[Strategy[Any]]:
     """Kinds served only standalone: core v1 Events and (with their issue) the DRA v1 kinds."""
-    return [EventStrategy.core()]
+    return [
+        EventStrategy.core(),
+        DeviceClassStrategy.upstream(),
+        ResourceClaimStrategy.upstream(),
+        ResourceClaimTemplateStrategy.upstream(),
+    ]

@@ -404,7 +404,8 @@ def test_legacy_discovery_documents(server: ServerProcess) -> None:
     with server.client() as client:
         group = client.get(f"/apis/{GROUP}").json()
         assert group["kind"] == "APIGroup"
-        assert {v["version"] for v in group["versions"]} == {"v1alpha3", "v1alpha1"}
+        # Standalone, the group also holds the core DRA kinds in v1.
+        assert {v["version"] for v in group["versions"]} == {"v1", "v1alpha3", "v1alpha1"}
         listing = client.get(f"/apis/{GROUP}/v1alpha3").json()
         assert listing["kind"] == "APIResourceList"
         names = {r["name"]: r for r in listing["resources"]}

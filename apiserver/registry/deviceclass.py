@@ -1,0 +1,41 @@
+"""DeviceClass (``resource.k8s.io/v1``, standalone mode): cluster-scoped, printed as NAME, AGE."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..api.field import FieldError
+from ..api.resource.deviceclass import DeviceClass
+from ..api.resource.validation.deviceclass import validate_device_class
+from ..machinery.selectors import FieldGetter
+from ..machinery.strategy import Strategy
+
+DRA_GROUP = "resource.k8s.io"
+"""The upstream group of the core DRA kinds, which does not follow our group setting."""
+DRA_VERSION = "v1"
+
+
+def _extended_resource_name(obj: dict[str, Any]) -> str | None:
+    value = (obj.get("spec") or {}).get("extendedResourceName")
+    return value if isinstance(value, str) else None
+
+
+class DeviceClassStrategy(Strategy[DeviceClass]):
+    model = DeviceClass
+    version = DRA_VERSION
+    kind = "DeviceClass"
+    plural = "deviceclasses"
+    singular = "deviceclass"
+    extra_field_getters: ClassVar[dict[str, FieldGetter]] = {
+        "spec.extendedResourceName": _extended_resource_name
+    }
+
+    @classmethod
+    def upstream(cls) -> DeviceClassStrategy:
+        return cls(DRA_GROUP)
+
+    def validate(self, obj: DeviceClass) -> list[FieldError]:
+        return validate_device_class(obj)
+
+    def validate_update(self, new: DeviceClass, old: DeviceClass) -> list[FieldError]:
+        return validate_device_class(new, old)
