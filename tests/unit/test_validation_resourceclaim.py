@@ -838,6 +838,17 @@ async def test_spec_change_is_rejected_through_the_registry(claims: Registry) ->
     assert [c["field"] for c in info.value.details["causes"]] == ["spec"]
 
 
+async def test_update_without_the_defaults_is_not_a_change(claims: Registry) -> None:
+    body = claim_body("c", {"requests": [request(tolerations=[{"key": "k"}])]})
+    created = (await claims.create("default", copy.deepcopy(body), OPTS)).obj.copy()
+    body["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+    body["metadata"]["labels"] = {"a": "b"}
+    updated = (await claims.update("default", "c", body, OPTS)).obj.copy()
+    assert updated["spec"] == created["spec"]
+    assert updated["metadata"]["generation"] == 1
+    assert updated["metadata"]["labels"] == {"a": "b"}
+
+
 def _json(value: Any) -> bytes:
     return orjson.dumps(value)
 
