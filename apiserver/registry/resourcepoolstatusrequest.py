@@ -75,6 +75,10 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
         if isinstance(spec, dict) and spec.get("limit") is None:
             spec["limit"] = LIMIT_DEFAULT
 
+    def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        # Re-sending the manifest as written (without the defaulted limit) is not a change.
+        self.prepare_for_create(obj)
+
     def validate(self, obj: ResourcePoolStatusRequest) -> list[FieldError]:
         return validate_resource_pool_status_request(obj)
 

@@ -777,3 +777,16 @@ async def test_create_reports_metadata_and_spec_errors_together(rsp: Registry) -
         await rsp.create(None, body, OPTS)
     fields = {c["field"] for c in (caught.value.details or {})["causes"]}
     assert fields == {"metadata.name", "spec.devices.attributes[x]"}
+
+
+async def test_rpsr_replace_without_the_defaulted_limit_is_not_a_spec_change(
+    rpsr: Registry,
+) -> None:
+    """PUT of the manifest as written (no limit) keeps the default instead of failing as immutable."""
+    created = (await rpsr.create(None, rpsr_body("again"), OPTS)).obj.copy()
+    resent = copy.deepcopy(created)
+    del resent["spec"]["limit"]
+    resent["metadata"]["labels"] = {"resent": "yes"}
+    updated = (await rpsr.update(None, "again", resent, OPTS)).obj.obj
+    assert updated["spec"]["limit"] == 100
+    assert updated["metadata"]["generation"] == created["metadata"]["generation"]
