@@ -10,6 +10,7 @@ from .event import EventStrategy
 from .resourceclaim import ResourceClaimStrategy
 from .resourceclaimtemplate import ResourceClaimTemplateStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from .resourceslice import ResourceSliceStrategy
 from .resourceslicepatch import ResourceSlicePatchStrategy
 
 DEFAULT_GROUP = "resource.k8s.io"
@@ -32,4 +33,5 @@ def standalone_strategies() -> list[Strategy[Any]]:
         DeviceClassStrategy.upstream(),
         ResourceClaimStrategy.upstream(),
         ResourceClaimTemplateStrategy.upstream(),
+        ResourceSliceStrategy.upstream(),
     ]

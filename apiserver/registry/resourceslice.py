@@ -1,0 +1,72 @@
+"""ResourceSlice (``resource.k8s.io/v1``, standalone mode, with KEP-5234 mixins): cluster-scoped,
+no status, printed like kubectl prints it (NAME, NODE, DRIVER, POOL, AGE)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..api.field import FieldError
+from ..api.resource.resourceslice import ResourceSlice, set_taint_times
+from ..api.resource.validation.resourceslice import validate_resource_slice
+from ..machinery.registry import now_rfc3339
+from ..machinery.selectors import FieldGetter
+from ..machinery.strategy import Strategy
+from ..machinery.table import Column, path
+
+GROUP = "resource.k8s.io"
+"""The upstream group: the core DRA kinds do not follow our configurable group."""
+VERSION = "v1"
+
+
+def _spec_string(*keys: str) -> FieldGetter:
+    get = path("spec", *keys)
+
+    def getter(obj: dict[str, Any]) -> str | None:
+        value = get(obj)
+        return value if isinstance(value, str) else None
+
+    return getter
+
+
+class ResourceSliceStrategy(Strategy[ResourceSlice]):
+    model = ResourceSlice
+    version = VERSION
+    kind = "ResourceSlice"
+    plural = "resourceslices"
+    singular = "resourceslice"
+    columns: ClassVar[tuple[Column, ...]] = (
+        Column(
+            "Node",
+            "string",
+            lambda obj: _spec_string("nodeName")(obj) or "",
+            "The node providing the devices, for node-local slices.",
+        ),
+        Column("Driver", "string", _spec_string("driver"), "The driver managing the devices."),
+        Column("Pool", "string", _spec_string("pool", "name"), "The pool the slice belongs to."),
+    )
+    extra_field_getters: ClassVar[dict[str, FieldGetter]] = {
+        "spec.nodeName": _spec_string("nodeName"),
+        "spec.driver": _spec_string("driver"),
+        "spec.pool.name": _spec_string("pool", "name"),
+    }
+
+    @classmethod
+    def upstream(cls) -> ResourceSliceStrategy:
+        return cls(GROUP)
+
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            set_taint_times(spec, now_rfc3339())
+
+    def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        # Device taints get the time they were added; an unchanged taint keeps its time.
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            set_taint_times(spec, now_rfc3339(), old.get("spec"))
+
+    def validate(self, obj: ResourceSlice) -> list[FieldError]:
+        return validate_resource_slice(obj)
+
+    def validate_update(self, new: ResourceSlice, old: ResourceSlice) -> list[FieldError]:
+        return validate_resource_slice(new, old)
