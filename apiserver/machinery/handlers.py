@@ -21,7 +21,7 @@ from ..storage import StoredObject
 from . import errors
 from .decoding import FieldValidation, check_object, decode_body, media_type
 from .negotiation import Shape, negotiate
-from .patching import APPLY_PATCH, STRATEGIC_MERGE_PATCH, SUPPORTED_PATCH_TYPES
+from .patching import APPLY_PATCH, SUPPORTED_PATCH_TYPES
 from .registry import DeleteOptions, ListOptions, ListResult, Registry, WriteOptions, WriteResult
 from .requestinfo import RequestInfo, parse_request
 from .selectors import parse_field_selector, parse_label_selector
@@ -164,7 +164,7 @@ class ResourceHandler:
     async def _patch(self, request: Request, registry: Registry, info: RequestInfo) -> Response:
         assert info.name is not None
         patch_type = media_type(request.headers.get("content-type"))
-        if patch_type == STRATEGIC_MERGE_PATCH or patch_type not in SUPPORTED_PATCH_TYPES:
+        if patch_type not in SUPPORTED_PATCH_TYPES:
             raise errors.unsupported_media_type(patch_type, SUPPORTED_PATCH_TYPES)
         apply = patch_type == APPLY_PATCH
         opts = parse_write_options(request, apply=apply)

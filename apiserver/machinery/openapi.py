@@ -2,8 +2,9 @@
 
 Good enough for ``kubectl explain`` (v3 paths and schemas tagged with
 ``x-kubernetes-group-version-kind``), for kubectl's server-side field validation
-(``fieldValidation`` declared on PATCH) and for client generators. Only the patch types
-we implement are advertised: JSON patch, merge patch and apply; never strategic merge.
+(``fieldValidation`` declared on PATCH) and for client generators. The patch types
+advertised are the ones implemented: JSON patch, merge patch, strategic merge patch (with
+``x-kubernetes-patch-strategy``/``-merge-key`` on the lists that merge) and apply.
 
 Schemas are rewritten from pydantic's JSON Schema into the OpenAPI dialect Kubernetes
 uses: definitions named ``io.k8s.api.<group>.<version>.<Type>``, ``$ref`` with siblings
@@ -20,7 +21,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from .patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH
+from .patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from .resource import ResourceType
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -106,10 +107,22 @@ def _convert(node: Any, names: dict[str, str], ref_base: str) -> Any:
             out[key] = _convert(value, names, ref_base)
     if out.get("type") == "integer":
         out.setdefault("format", "int64")
+    out.update(_patch_strategy(out))
     if "$ref" in out and len(out) > 1:
         ref = out.pop("$ref")
         out = {"allOf": [{"$ref": ref}], **out}
     return out
+
+
+def _patch_strategy(node: dict[str, Any]) -> dict[str, Any]:
+    """The strategic-merge extensions implied by a list's type (see ``strategicmerge``)."""
+    list_type = node.get("x-kubernetes-list-type")
+    keys = node.get("x-kubernetes-list-map-keys") or []
+    if list_type == "map" and len(keys) == 1:
+        return {"x-kubernetes-patch-strategy": "merge", "x-kubernetes-patch-merge-key": keys[0]}
+    if list_type == "set":
+        return {"x-kubernetes-patch-strategy": "merge"}
+    return {}
 
 
 def _kind_schemas(kind: ServedKind, ref_base: str) -> dict[str, Any]:
@@ -275,7 +288,7 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
     }
     k = resource.kind
     write = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
-    patch_types = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
+    patch_types = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
     collections: list[tuple[str, list[dict[str, Any]]]] = [(f"{root}/{resource.plural}", [])]
     if resource.namespaced:
         collections = [(f"{root}/namespaces/{{namespace}}/{resource.plural}", [ns_param])]

@@ -37,8 +37,17 @@ from ..storage import (
 from . import errors
 from .decoding import FieldValidation, check_object
 from .fieldmanager import ApplyConflictError, FieldManager, render_path
-from .patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, apply_json_patch, apply_merge_patch
+from .patching import (
+    APPLY_PATCH,
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_MERGE_PATCH,
+    SUPPORTED_PATCH_TYPES,
+    apply_json_patch,
+    apply_merge_patch,
+)
 from .selectors import FieldSelector, LabelSelector
+from .strategicmerge import apply_strategic_merge_patch
 from .strategy import Strategy
 
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -430,10 +439,10 @@ class Registry:
                 new = apply_json_patch(current.copy(), patch, kind, group, name)
             elif patch_type == MERGE_PATCH:
                 new = apply_merge_patch(current.copy(), patch)
+            elif patch_type == STRATEGIC_MERGE_PATCH:
+                new = apply_strategic_merge_patch(current.copy(), patch, self.fields.schema)
             else:
-                raise errors.unsupported_media_type(
-                    patch_type, (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
-                )
+                raise errors.unsupported_media_type(patch_type, SUPPORTED_PATCH_TYPES)
             self._check_type_meta(new)
             self._check_identity(new, namespace, name)
             return new

@@ -525,12 +525,20 @@ CASES: list[Case] = [
     ),
     # -- patches -------------------------------------------------------------------
     Case(
-        "strategic-merge-patch",
-        lambda n, _: patch(
-            RSP, n, b'{"spec":{"devices":{"priority":5}}}', "application/strategic-merge-patch+json"
-        ),
+        "unknown-patch-type",
+        lambda n, _: patch(RSP, n, b'{"spec":{"devices":{"priority":5}}}', "application/cbor-seq"),
         415,
         "UnsupportedMediaType",
+        seed="rsp",
+    ),
+    Case(
+        "strategic-merge-patch-bad-directive",
+        lambda n, _: patch(
+            RSP, n, b'{"spec":{"$patch":"explode"}}', "application/strategic-merge-patch+json"
+        ),
+        400,
+        "BadRequest",
+        message="$patch",
         seed="rsp",
     ),
     Case(

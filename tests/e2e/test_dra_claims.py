@@ -372,3 +372,20 @@ def test_explain_cel_constraint(server: ServerProcess) -> None:
     assert "named `devices`" in out
     status = server.kubectl("explain", "resourceclaim.status.devices.nodeName").stdout
     assert "kubernetes.io/needs-attaching" in status
+
+
+def test_client_side_apply_twice_uses_strategic_merge(server: ServerProcess) -> None:
+    """kubectl knows the v1 DRA kinds and patches them with strategic merge patches: a second
+    `kubectl apply` of a changed class is "configured", and the change is stored."""
+    name = unique("class")
+    server.kubectl("apply", "-f", "-", input=_class_manifest(name))
+    changed = _class_manifest(name).replace('"mla.example.com"', '"other.example.com"', 1)
+    result = server.kubectl("apply", "-f", "-", input=changed, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "configured" in result.stdout
+    expression = server.kubectl(
+        "get", "deviceclass", name, "-o", "jsonpath={.spec.selectors[0].cel.expression}"
+    ).stdout
+    assert expression == 'device.driver == "other.example.com"'
+    again = server.kubectl("apply", "-f", "-", input=changed)
+    assert "unchanged" in again.stdout

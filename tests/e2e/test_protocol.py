@@ -340,7 +340,7 @@ def test_every_error_is_a_status(server: ServerProcess) -> None:
                 client.patch(
                     f"{RSP_PATH}/{name}",
                     content=b"{}",
-                    headers={"Content-Type": "application/strategic-merge-patch+json"},
+                    headers={"Content-Type": "application/cbor-seq"},
                 ),
             ),
             (422, client.post(RSP_PATH, json=rsp(unique("bad"), priority=2**40))),
@@ -451,9 +451,9 @@ def test_openapi_v3_root_and_documents(server: ServerProcess) -> None:
             assert revalidated.status_code == 304
 
 
-def test_openapi_v2_json_advertises_no_strategic_merge(server: ServerProcess) -> None:
-    """/openapi/v2 is Swagger 2.0 JSON with GVK-tagged definitions; PATCH never advertises
-    strategic merge patch, so kubectl apply sends merge patches."""
+def test_openapi_v2_json_advertises_the_patch_types(server: ServerProcess) -> None:
+    """/openapi/v2 is Swagger 2.0 JSON with GVK-tagged definitions; PATCH advertises the patch
+    types the server implements, strategic merge included."""
     with server.client() as client:
         response = client.get("/openapi/v2", headers={"Accept": "application/json"})
     assert response.status_code == 200
@@ -467,26 +467,50 @@ def test_openapi_v2_json_advertises_no_strategic_merge(server: ServerProcess) ->
     assert {"group": GROUP, "version": "v1alpha1", "kind": "ResourcePoolStatusRequest"} in gvks
     patch_op = doc["paths"][f"{RSP_PATH}/{{name}}"]["patch"]
     assert "application/merge-patch+json" in patch_op["consumes"]
-    assert "application/strategic-merge-patch+json" not in patch_op["consumes"]
+    assert "application/strategic-merge-patch+json" in patch_op["consumes"]
 
 
-def test_strategic_merge_patch_is_unsupported_media_type(server: ServerProcess) -> None:
-    """A strategic merge patch is a 415 listing the patch types that are accepted; nothing changes."""
+def test_unknown_patch_type_is_unsupported_media_type(server: ServerProcess) -> None:
+    """A patch in a format the server does not know is a 415 listing the accepted types."""
     name = unique("smp")
     with server.client() as client:
         created = _create(client, RSP_PATH, rsp(name))
         response = client.patch(
             f"{RSP_PATH}/{name}",
             content=b'{"spec":{"devices":{"priority":9}}}',
-            headers={"Content-Type": "application/strategic-merge-patch+json"},
+            headers={"Content-Type": "application/cbor-seq"},
         )
         after = client.get(f"{RSP_PATH}/{name}").json()
     assert response.status_code == 415
     body = response.json()
     assert is_status(body, 415)
     assert body["reason"] == "UnsupportedMediaType"
-    assert "application/merge-patch+json" in body["message"]
+    assert "application/strategic-merge-patch+json" in body["message"]
     assert after["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+
+def test_strategic_merge_patch_merges_conditions_by_type(server: ServerProcess) -> None:
+    """A strategic merge patch of the status adds a condition next to the existing one
+    (merged on its type), where a merge patch would have replaced the list."""
+    name = unique("smp")
+    condition = {
+        "status": "True",
+        "reason": "Seen",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+        "message": "",
+    }
+    smp = {"Content-Type": "application/strategic-merge-patch+json"}
+    with server.client() as client:
+        _create(client, RSP_PATH, rsp(name))
+        first = {"status": {"conditions": [{"type": "A", **condition}]}}
+        second = {"status": {"conditions": [{"type": "B", **condition}]}}
+        for body in (first, second):
+            response = client.patch(
+                f"{RSP_PATH}/{name}/status", content=orjson.dumps(body), headers=smp
+            )
+            assert response.status_code == 200, response.text
+        after = client.get(f"{RSP_PATH}/{name}").json()
+    assert [c["type"] for c in after["status"]["conditions"]] == ["A", "B"]
 
 
 def test_pages_cover_everything_once_from_one_snapshot(fresh_server: ServerProcess) -> None:

@@ -127,8 +127,12 @@ def test_v3_patch_operations_declare_patch_types_and_field_validation() -> None:
     # the object, and its status where it has one
     assert len(patches) == sum(2 if k.has_status else 1 for k in SERVED)
     for path, op in patches:
-        assert list(op["requestBody"]["content"]) == [JSON_PATCH, MERGE_PATCH, APPLY_PATCH], path
-        assert STRATEGIC_MERGE_PATCH not in op["requestBody"]["content"]
+        assert list(op["requestBody"]["content"]) == [
+            JSON_PATCH,
+            MERGE_PATCH,
+            STRATEGIC_MERGE_PATCH,
+            APPLY_PATCH,
+        ], path
         names = [p["name"] for p in op["parameters"]]
         assert {"fieldValidation", "fieldManager", "dryRun", "force"} <= set(names), path
 
@@ -137,12 +141,21 @@ def test_v2_patch_operations_declare_patch_types_and_field_validation() -> None:
     patches = [(p, op) for p, verb, op in operations(V2) if verb == "patch"]
     assert len(patches) == sum(2 if k.has_status else 1 for k in SERVED)
     for path, op in patches:
-        assert op["consumes"] == [JSON_PATCH, MERGE_PATCH, APPLY_PATCH], path
+        assert op["consumes"] == [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH], path
         names = [p["name"] for p in op["parameters"]]
         assert "fieldValidation" in names
         [body] = [p for p in op["parameters"] if p["in"] == "body"]
         assert body["schema"]["$ref"].startswith("#/definitions/")
-    assert STRATEGIC_MERGE_PATCH not in orjson.dumps(V2).decode()
+
+
+def test_lists_that_merge_carry_their_patch_strategy() -> None:
+    """Keyed lists advertise merge on their key; atomic lists advertise nothing."""
+    schemas = V3["components"]["schemas"]
+    status = schemas["io.k8s.api.resource.v1alpha3.ResourceSlicePatchStatus"]["properties"]
+    assert status["conditions"]["x-kubernetes-patch-strategy"] == "merge"
+    assert status["conditions"]["x-kubernetes-patch-merge-key"] == "type"
+    flt = schemas["io.k8s.api.resource.v1alpha3.DevicePatchFilter"]["properties"]
+    assert "x-kubernetes-patch-strategy" not in flt["selectors"]
 
 
 def test_every_write_declares_field_validation() -> None:
