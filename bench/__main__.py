@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import celbench, load, machine, report, suite
+from . import celbench, load, machine, mixinsize, report, suite
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = suite.Settings(rounds=args.rounds, seconds=args.seconds, warmup=args.warmup)
     outcome = suite.run(generator, settings)
     cel_outcome = celbench.run(log=lambda s: print(s, file=sys.stderr))
+    mixins_outcome = mixinsize.run(log=lambda s: print(s, file=sys.stderr))
     date = machine.date()
     report.update(
         args.output,
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             ),
             suite.SECTION: suite.render(outcome, generator.description, date),
             celbench.SECTION: celbench.render(cel_outcome, date),
+            mixinsize.SECTION: mixinsize.render(mixins_outcome, date),
         },
     )
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
