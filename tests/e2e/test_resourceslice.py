@@ -65,8 +65,9 @@ def _get(server: ServerProcess, name: str) -> dict[str, Any]:
 
 
 def test_apply_a_slice_with_mixins(server: ServerProcess, tmp_path: Path) -> None:
-    """`kubectl apply` stores the slice as written (mixins and includes kept); a server-side
-    apply of a changed manifest updates a mixin and bumps the generation."""
+    """`kubectl apply` stores the slice as written (mixins and includes kept); applying a
+    changed manifest updates a mixin and bumps the generation; what the manifest drops is
+    removed."""
     name = unique("mixed")
     driver = f"{name}.example.com"
     manifest = tmp_path / "slice.yaml"
@@ -81,11 +82,20 @@ def test_apply_a_slice_with_mixins(server: ServerProcess, tmp_path: Path) -> Non
     changed = resource_slice(name, driver)
     changed["spec"]["mixins"]["device"][0]["attributes"]["model"] = {"string": "h100"}
     manifest.write_text(yaml.safe_dump(changed))
-    out = server.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(manifest))
-    assert out.stdout.strip() == f"resourceslice.resource.k8s.io/{name} serverside-applied"
+    out = server.kubectl("apply", "-f", str(manifest))
+    assert out.stdout.strip() == f"resourceslice.resource.k8s.io/{name} configured"
     stored = _get(server, name)
     assert stored["spec"]["mixins"]["device"][0]["attributes"]["model"] == {"string": "h100"}
     assert stored["metadata"]["generation"] == 2
+
+    del changed["spec"]["mixins"]["device"][0]["attributes"]["driverVersion"]
+    del changed["spec"]["devices"][0]["includes"]
+    manifest.write_text(yaml.safe_dump(changed))
+    server.kubectl("apply", "-f", str(manifest))
+    stored = _get(server, name)
+    assert "driverVersion" not in stored["spec"]["mixins"]["device"][0]["attributes"]
+    assert "includes" not in stored["spec"]["devices"][0]
+    assert stored["spec"]["devices"][1]["includes"] == ["a100"]
 
 
 def test_server_side_apply_creates_a_slice_with_mixins(
