@@ -713,6 +713,16 @@ def consume(counter_set: str = "gpu-0-set", **fields: Any) -> dict[str, Any]:
             ],
             id="request policy ranges",
         ),
+        pytest.param(
+            spec(devices=device(attributes={"kubernetes.io/needs-attaching": {"bool": True}})),
+            [],
+            id="the KEP-5007 needs-attaching attribute",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"kubernetes.io/needs-other": {"bool": True}})),
+            [f"{D0}.attributes[kubernetes.io/needs-other]"],
+            id="other hyphenated names are no C identifiers",
+        ),
         # Everything is reported, not just the first problem.
         pytest.param(
             spec(

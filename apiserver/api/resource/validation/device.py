@@ -63,10 +63,21 @@ def validate_device_name(name: str, path: Path) -> list[FieldError]:
     return [field.invalid(str(path), name, e) for e in dns1123_label_errors(name)]
 
 
+NEEDS_ATTACHING = "kubernetes.io/needs-attaching"
+WELL_KNOWN_NAMES = frozenset({NEEDS_ATTACHING})
+"""Names the proposals define although they are not ``<domain>/<C identifier>``.
+
+KEP-5007 marks fabric devices with ``kubernetes.io/needs-attaching``; the hyphen makes it
+no C identifier, so CEL reads it as ``device.attributes["kubernetes.io"]["needs-attaching"]``.
+"""
+
+
 def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> list[FieldError]:
     """``<domain>/<C identifier>``, or a bare C identifier unless ``require_domain``."""
     if not name:
         return [field.required(str(path))]
+    if name in WELL_KNOWN_NAMES:
+        return []
     parts = name.split("/")
     if len(parts) > 2:
         return [
