@@ -21,7 +21,30 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--storage",
         default="sqlite:///data/apiserver.db",
-        help="storage URL: sqlite:///relative/path or sqlite:////absolute/path (default sqlite:///data/apiserver.db)",
+        help="storage URL: sqlite:///relative/path, sqlite:////absolute/path or"
+        " etcd://HOST:PORT[,HOST:PORT...] (default sqlite:///data/apiserver.db)",
+    )
+    s.add_argument("--etcd-prefix", default="/registry", help="key prefix of every object in etcd")
+    s.add_argument("--etcd-cafile", help="CA bundle that signed etcd's serving certificate (TLS)")
+    s.add_argument("--etcd-certfile", help="client certificate for etcd (TLS client auth)")
+    s.add_argument("--etcd-keyfile", help="key of --etcd-certfile")
+    s.add_argument(
+        "--etcd-request-timeout",
+        type=float,
+        default=5.0,
+        help="deadline of one etcd call in seconds; past it the request is a 503 (default 5)",
+    )
+    s.add_argument(
+        "--etcd-compaction-interval",
+        type=float,
+        default=300.0,
+        help="seconds between compactions of etcd history, 0 to leave it to etcd (default 300)",
+    )
+    s.add_argument(
+        "--watch-cache",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="serve watches, gets and lists from an in-memory cache of each kind (default on)",
     )
     s.add_argument(
         "--cert-dir",
@@ -44,7 +67,10 @@ def _parser() -> argparse.ArgumentParser:
         help="CSV of token,user,uid[,groups]; generated in --cert-dir if absent",
     )
     s.add_argument(
-        "--watch-history", type=int, default=10_000, help="revisions of history kept for watches"
+        "--watch-history",
+        type=int,
+        default=10_000,
+        help="revisions of history kept for watches (SQLite), events kept per kind (watch cache)",
     )
     s.add_argument(
         "--min-request-timeout", type=float, default=1800.0, help="default watch timeout in seconds"
@@ -73,6 +99,13 @@ def main(argv: list[str] | None = None) -> None:
             group=args.group,
             token_auth_file=args.token_auth_file,
             watch_history=args.watch_history,
+            watch_cache=args.watch_cache,
+            etcd_prefix=args.etcd_prefix,
+            etcd_cafile=args.etcd_cafile,
+            etcd_certfile=args.etcd_certfile,
+            etcd_keyfile=args.etcd_keyfile,
+            etcd_request_timeout=args.etcd_request_timeout,
+            etcd_compaction_interval=args.etcd_compaction_interval,
             tls_san=args.tls_san,
             log_level=args.log_level,
             access_log=args.access_log,

@@ -290,7 +290,7 @@ class Registry:
         return opts.field_selector.empty or opts.field_selector.matches(obj, self.field_getters)
 
     async def list(self, namespace: str | None, opts: ListOptions) -> ListResult:
-        revision, start = self._list_start(opts)
+        revision, start = await self._list_start(opts)
         name = opts.field_selector.exact("metadata.name")
         if (
             name is not None
@@ -339,7 +339,7 @@ class Registry:
         items = [i for i in page.items if i.key == key and self.matches(i.obj, opts)]
         return ListResult(items, page.revision)
 
-    def _list_start(self, opts: ListOptions) -> tuple[int | None, str]:
+    async def _list_start(self, opts: ListOptions) -> tuple[int | None, str]:
         """The revision to read at and the first key, from resourceVersion and continue."""
         if opts.continue_token:
             revision, start = self._decode_continue(opts.continue_token)
@@ -351,12 +351,20 @@ class Registry:
         exact = opts.resource_version_match == "Exact" or (
             not opts.resource_version_match and opts.limit > 0
         )
-        if revision > self.store.revision:
+        if revision > self.store.revision and revision > await self.current_revision():
             raise errors.timeout(
                 f"Too large resource version: {revision}, current: {self.store.revision}",
                 [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
             )
         return (revision if exact else None), ""
+
+    async def current_revision(self) -> int:
+        """The store's newest revision: another replica may have handed out a newer one than
+        this process has seen."""
+        try:
+            return await self.store.current_revision()
+        except StorageError as err:
+            raise self._storage_error(err, "") from err
 
     def _continue_token(self, revision: int, last_key: str) -> str:
         token = {"v": "meta.k8s.io/v1", "rv": revision, "start": last_key + "\x00"}

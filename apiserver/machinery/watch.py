@@ -86,7 +86,7 @@ class WatchStream:
             )
             return cls(registry, namespace, request, listed.items, listed.revision)
         start = parse_resource_version(rv) if rv not in ("", "0") else registry.store.revision
-        if start > registry.store.revision:
+        if start > registry.store.revision and start > await registry.current_revision():
             raise errors.timeout(
                 f"Too large resource version: {start}, current: {registry.store.revision}",
                 [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],

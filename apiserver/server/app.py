@@ -119,10 +119,17 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
     async def healthz(_request: Request) -> Response:
         return PlainTextResponse("ok")
 
-    async def readyz(_request: Request) -> Response:
+    async def readyz(request: Request) -> Response:
         if not server.ready:
             return PlainTextResponse("[-]store not ready\nreadyz check failed", status_code=503)
-        return PlainTextResponse("ok")
+        # The store's own checks: its backend reachable, its watch caches synced.
+        checks = server.store.readiness()
+        ready = all(checks.values())
+        if ready and "verbose" not in request.query_params:
+            return PlainTextResponse("ok")
+        lines = [f"[+]{name} ok" if ok else f"[-]{name} failed" for name, ok in checks.items()]
+        lines.append("readyz check passed" if ready else "readyz check failed")
+        return PlainTextResponse("\n".join(lines), status_code=200 if ready else 503)
 
     async def version(_request: Request) -> Response:
         major, minor = server.settings.kubernetes_version

@@ -11,6 +11,8 @@ import uvicorn
 from ..auth import TokenAuthenticator, generate_token_file
 from ..registry import DEFAULT_GROUP, strategies
 from ..storage import Store
+from ..storage.cacher import WatchCache
+from ..storage.etcd import EtcdConfig, EtcdStore
 from ..storage.sqlite import SQLiteStore
 from .app import APIServer, ServerSettings, build_app
 from .certs import ensure_serving_certs
@@ -30,14 +32,23 @@ class ServeOptions:
     group: str = DEFAULT_GROUP
     token_auth_file: str | None = None
     watch_history: int = 10_000
+    watch_cache: bool = True
+    etcd_prefix: str = "/registry"
+    etcd_cafile: str | None = None
+    etcd_certfile: str | None = None
+    etcd_keyfile: str | None = None
+    etcd_request_timeout: float = 5.0
+    etcd_compaction_interval: float = 300.0
     tls_san: list[str] = field(default_factory=list)
     log_level: str = "info"
     access_log: bool = False
     settings: ServerSettings = field(default_factory=ServerSettings)
 
 
-def open_store(url: str, *, history: int) -> Store:
-    """A Store for ``sqlite:///relative/path``, ``sqlite:////absolute/path`` or ``sqlite://:memory:``."""
+def open_store(url: str, *, history: int, options: ServeOptions | None = None) -> Store:
+    """A Store for ``sqlite:///relative/path``, ``sqlite:////absolute/path``,
+    ``sqlite://:memory:`` or ``etcd://HOST:PORT[,HOST:PORT...]`` (``etcds://`` with TLS)."""
+    options = options or ServeOptions()
     if url.startswith("sqlite://"):
         path = url[len("sqlite://") :]
         if path.startswith("/"):
@@ -45,7 +56,20 @@ def open_store(url: str, *, history: int) -> Store:
         if not path:
             raise ValueError("sqlite storage needs a path, e.g. sqlite:///data/apiserver.db")
         return SQLiteStore(path, history=history)
-    raise ValueError(f"unsupported storage URL {url!r}; expected sqlite:///PATH")
+    if url.startswith(("etcd://", "etcds://")):
+        config = EtcdConfig.from_url(
+            url,
+            prefix=options.etcd_prefix,
+            ca_file=options.etcd_cafile,
+            cert_file=options.etcd_certfile,
+            key_file=options.etcd_keyfile,
+            request_timeout=options.etcd_request_timeout,
+            compaction_interval=options.etcd_compaction_interval,
+        )
+        return EtcdStore(config)
+    raise ValueError(
+        f"unsupported storage URL {url!r}; expected sqlite:///PATH or etcd://HOST:PORT[,HOST:PORT]"
+    )
 
 
 def _server_url(bind_address: str, port: int) -> str:
@@ -75,8 +99,15 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             files.ca_cert,
             token,
         )
-    store = open_store(options.storage, history=options.watch_history)
-    server = APIServer(store, strategies(options.group), options.settings)
+    served = strategies(options.group)
+    store = open_store(options.storage, history=options.watch_history, options=options)
+    if options.watch_cache:
+        store = WatchCache(
+            store,
+            prefixes=[s.resource.key_prefix() for s in served],
+            window=options.watch_history,
+        )
+    server = APIServer(store, served, options.settings)
     app = build_app(server, authenticator)
     config = uvicorn.Config(
         app,

@@ -98,6 +98,18 @@ class Store(Protocol):
         """History at or below this revision is gone."""
         ...
 
+    async def current_revision(self) -> int:
+        """The backend's newest revision, read after this call began.
+
+        Every write acknowledged before the call is at or below it, whichever process
+        made it: the revision a consistent read must reach.
+        """
+        ...
+
+    def readiness(self) -> dict[str, bool]:
+        """Named checks for ``/readyz``: each true once that part can serve."""
+        ...
+
     async def get(self, key: str) -> StoredObject | None: ...
 
     async def list(
@@ -122,6 +134,10 @@ class Store(Protocol):
 
     def watch(self, prefix: str, revision: int) -> Watch:
         """Events under ``prefix`` after ``revision``. Raises RevisionCompactedError on iteration."""
+        ...
+
+    async def compact(self, revision: int) -> None:
+        """Drop history before ``revision``; reads and watches from older ones are gone."""
         ...
 
 

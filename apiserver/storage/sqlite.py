@@ -137,6 +137,15 @@ class SQLiteStore:
     def compacted_revision(self) -> int:
         return self._compacted
 
+    async def current_revision(self) -> int:
+        # Events are published before writers hear of success, so the published
+        # revision already covers every acknowledged write, and its events are queued
+        # for every watch by the time a caller sees it.
+        return self._fanout.revision
+
+    def readiness(self) -> dict[str, bool]:
+        return {"sqlite": self._loop is not None and not self._closed}
+
     # -- connections ---------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:

@@ -1,0 +1,414 @@
+"""The watch cache: a Store in front of another, like kube-apiserver's cacher.
+
+For each resource prefix (``/<group>/<plural>/``, the first two segments of a key) it
+keeps one upstream watch, and from it an in-memory map of the current objects and a
+bounded window of recent events. Every client watch of that prefix is served from the
+window and then fanned out from the one upstream watch, every watcher getting the same
+event object; gets and lists are answered from memory.
+
+Consistency: a get or a list with no revision must see every write acknowledged before
+it began, made by this process or another replica. So it first asks the backend for its
+current revision (one cheap read, shared by concurrent callers), then waits until the
+cache has provably reached it: through events, or through a progress notification that
+the backend orders after pending events. If that does not happen promptly (for
+instance etcd reports progress but cannot prove the order, or the cache is resyncing)
+the read goes to the backend, which is always consistent. Lists at an exact older
+revision, continue tokens of an older snapshot and watches from before the window also
+go to the backend, which keeps the longer history.
+
+Writes pass through; the cache learns of them from the upstream watch. When the
+upstream says the cache's revision was compacted away, the cache relists and closes its
+watchers, who re-watch from their last revision (resuming from the backend's history,
+or 410 Gone so their clients relist). A transient upstream failure (etcd down) keeps the
+cache and its watchers: the upstream watch resumes from the cache's revision.
+
+Memory: the current objects of each cached prefix, plus at most ``window`` events per
+prefix (their objects are mostly shared with the map). A watcher that falls more than
+``max_pending`` events behind is closed, as in the Go cacher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .errors import RevisionCompactedError, StorageError
+from .fanout import Fanout, Subscription
+from .interface import EventType, ListPage, Store, StoredObject, Watch, WatchEvent, prefix_end
+
+log = logging.getLogger("apiserver.storage.cacher")
+
+
+def kind_prefix(key: str) -> str | None:
+    """``/<a>/<b>/`` for a key or prefix below it; None if it has fewer segments."""
+    if not key.startswith("/"):
+        return None
+    second = key.find("/", 1)
+    if second < 0:
+        return None
+    third = key.find("/", second + 1)
+    if third < 0:
+        return None
+    return key[: third + 1]
+
+
+class _KindCache:
+    """The cached state of one prefix and the reflector that keeps it current."""
+
+    def __init__(self, owner: WatchCache, prefix: str) -> None:
+        self.owner = owner
+        self.backend = owner.backend
+        self.prefix = prefix
+        self.objects: dict[str, StoredObject] = {}
+        self._sorted: list[str] | None = None
+        self.revision = 0
+        self.window: list[WatchEvent] = []
+        self.window_start = 0
+        self.synced = False
+        self.fanout = Fanout(max_pending=owner.max_pending)
+        self._changed = asyncio.Event()
+        self._synced_event = asyncio.Event()
+        self._upstream: Watch | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"watch-cache {self.prefix}")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        self.fanout.close_all()
+
+    # -- the reflector -------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        backoff = 0.05
+        while True:
+            watch: Watch | None = None
+            delivered = False
+            try:
+                if not self.synced:
+                    self._replace(await self.backend.list(self.prefix))
+                watch = self.backend.watch(self.prefix, self.revision)
+                self._upstream = watch
+                if hasattr(watch, "on_progress"):
+                    setattr(watch, "on_progress", self._notify)  # noqa: B010 - optional hook
+                async for event in watch:
+                    self._apply(event)
+                    delivered = True
+                    backoff = 0.05
+            except asyncio.CancelledError:
+                raise
+            except RevisionCompactedError as exc:
+                log.info("watch cache %s relists: %s", self.prefix, exc)
+                self._unsync()
+                delivered = True
+            except StorageError as exc:
+                log.warning("watch cache %s: upstream failed, retrying: %s", self.prefix, exc)
+            except Exception:
+                log.exception("watch cache %s failed; relisting", self.prefix)
+                self._unsync()
+            finally:
+                self._upstream = None
+                if watch is not None:
+                    with contextlib.suppress(Exception):
+                        await watch.close()
+                self._notify()
+            if not delivered:
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 1.0)
+
+    def _unsync(self) -> None:
+        self.synced = False
+        self._synced_event = asyncio.Event()
+
+    async def wait_synced(self, closed: asyncio.Event) -> bool:
+        """Wait for the cache to sync (however long it takes); False if ``closed`` first."""
+        while not self.synced:
+            if closed.is_set():
+                return False
+            synced = asyncio.ensure_future(self._synced_event.wait())
+            stop = asyncio.ensure_future(closed.wait())
+            try:
+                await asyncio.wait((synced, stop), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                synced.cancel()
+                stop.cancel()
+        return not closed.is_set()
+
+    def _replace(self, page: ListPage) -> None:
+        """A fresh state from a list; watchers of the old one are closed."""
+        self.fanout.close_all()
+        self.fanout = Fanout(page.revision, max_pending=self.owner.max_pending)
+        self.objects = {item.key: item for item in page.items}
+        self._sorted = None
+        self.revision = page.revision
+        self.window = []
+        self.window_start = page.revision
+        self.synced = True
+        self._synced_event.set()
+        self._notify()
+
+    def _apply(self, event: WatchEvent) -> None:
+        if event.revision <= self.revision:
+            return
+        key = event.object.key
+        old = self.objects.get(key)
+        if event.type is EventType.DELETED:
+            self.objects.pop(key, None)
+            self._sorted = None
+        else:
+            if old is None:
+                self._sorted = None
+            self.objects[key] = event.object
+        if event.prev is None and event.type is not EventType.ADDED and old is not None:
+            event = WatchEvent(event.type, event.object, old)
+        self.revision = event.revision
+        self.window.append(event)
+        limit = self.owner.window
+        if len(self.window) > limit + max(limit // 4, 1):
+            # Trim in chunks: amortised O(1) per event, at most 1.25 x window in memory.
+            drop = len(self.window) - limit
+            self.window_start = self.window[drop - 1].revision
+            del self.window[:drop]
+        self.fanout.publish(event)
+        self._notify()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    # -- reads -------------------------------------------------------------------------
+
+    def progress(self) -> int:
+        """A revision the cache is complete up to: its own, or the upstream's if later."""
+        upstream = self._upstream
+        known = upstream.progress() if upstream is not None else None
+        if known is not None and known > self.revision:
+            self.revision = known
+        return self.revision
+
+    async def fresh(self, revision: int) -> bool:
+        """Wait until the cache is complete up to ``revision``; False if it cannot say."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.owner.wait_timeout
+        asked = False
+        while self.synced:
+            if self.progress() >= revision:
+                return True
+            upstream = self._upstream
+            if upstream is not None:
+                if asked and getattr(upstream, "reported_revision", 0) >= revision:
+                    # The backend is past it but cannot prove the events came first.
+                    return False
+                request = getattr(upstream, "request_progress", None)
+                if request is not None:
+                    request()
+                    asked = True
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+        return False
+
+    def keys(self) -> list[str]:
+        if self._sorted is None:
+            self._sorted = sorted(self.objects)
+        return self._sorted
+
+    def page(self, prefix: str, start: str, limit: int) -> ListPage:
+        keys = self.keys()
+        low = bisect.bisect_left(keys, max(prefix, start))
+        high = bisect.bisect_left(keys, prefix_end(prefix), lo=low)
+        stop = min(high, low + limit) if limit > 0 else high
+        items = [self.objects[k] for k in keys[low:stop]]
+        return ListPage(items, self.revision, stop < high)
+
+    def events_after(self, revision: int) -> list[WatchEvent]:
+        at = bisect.bisect_right(self.window, revision, key=lambda e: e.revision)
+        return self.window[at:]
+
+
+class WatchCache:
+    def __init__(
+        self,
+        backend: Store,
+        *,
+        prefixes: tuple[str, ...] | list[str] = (),
+        window: int = 10_000,
+        max_pending: int = 10_000,
+        wait_timeout: float = 3.0,
+    ) -> None:
+        if window < 1:
+            raise ValueError("the event window must hold at least one event")
+        self.backend = backend
+        self.window = window
+        self.max_pending = max_pending
+        self.wait_timeout = wait_timeout
+        self._wanted = list(prefixes)
+        self._kinds: dict[str, _KindCache] = {}
+        self._started = False
+
+    async def start(self) -> None:
+        await self.backend.start()
+        self._started = True
+        for prefix in self._wanted:
+            self._kind(prefix)
+
+    async def close(self) -> None:
+        self._started = False
+        kinds, self._kinds = list(self._kinds.values()), {}
+        for kind in kinds:
+            await kind.stop()
+        await self.backend.close()
+
+    def _kind(self, key: str) -> _KindCache | None:
+        prefix = kind_prefix(key)
+        if prefix is None or not self._started:
+            return None
+        kind = self._kinds.get(prefix)
+        if kind is None:
+            kind = self._kinds[prefix] = _KindCache(self, prefix)
+            kind.start()
+        return kind
+
+    @property
+    def revision(self) -> int:
+        return self.backend.revision
+
+    @property
+    def compacted_revision(self) -> int:
+        return self.backend.compacted_revision
+
+    async def current_revision(self) -> int:
+        return await self.backend.current_revision()
+
+    def readiness(self) -> dict[str, bool]:
+        checks = dict(self.backend.readiness())
+        for prefix, kind in sorted(self._kinds.items()):
+            checks[f"watch-cache {prefix}"] = kind.synced
+        return checks
+
+    async def _consistent(self, kind: _KindCache) -> bool:
+        if not kind.synced:
+            return False
+        return await kind.fresh(await self.backend.current_revision())
+
+    # -- reads -------------------------------------------------------------------------
+
+    async def get(self, key: str) -> StoredObject | None:
+        kind = self._kind(key)
+        if kind is not None and await self._consistent(kind):
+            return kind.objects.get(key)
+        return await self.backend.get(key)
+
+    async def list(
+        self, prefix: str, *, revision: int | None = None, start: str = "", limit: int = 0
+    ) -> ListPage:
+        kind = self._kind(prefix)
+        if kind is not None:
+            if revision is None:
+                if await self._consistent(kind):
+                    return kind.page(prefix, start, limit)
+            elif kind.synced and revision == kind.revision:
+                return kind.page(prefix, start, limit)
+        return await self.backend.list(prefix, revision=revision, start=start, limit=limit)
+
+    # -- writes pass through ---------------------------------------------------------------
+
+    async def create(self, key: str, obj: dict[str, Any]) -> StoredObject:
+        return await self.backend.create(key, obj)
+
+    async def update(
+        self, key: str, obj: dict[str, Any], *, expected_revision: int | None
+    ) -> StoredObject:
+        return await self.backend.update(key, obj, expected_revision=expected_revision)
+
+    async def delete(self, key: str, *, expected_revision: int | None) -> StoredObject:
+        return await self.backend.delete(key, expected_revision=expected_revision)
+
+    async def compact(self, revision: int) -> None:
+        await self.backend.compact(revision)
+
+    # -- watch -------------------------------------------------------------------------
+
+    def watch(self, prefix: str, revision: int) -> Watch:
+        kind = self._kind(prefix)
+        if kind is None:
+            return self.backend.watch(prefix, revision)
+        return _CacheWatch(self, kind, prefix, revision)
+
+
+class _CacheWatch:
+    """A client's watch: the cache's window after its revision, then live events."""
+
+    def __init__(self, cache: WatchCache, kind: _KindCache, prefix: str, revision: int) -> None:
+        self._cache = cache
+        self._kind = kind
+        self._prefix = prefix
+        self._end = prefix_end(prefix)
+        self._revision = revision
+        self._sub: Subscription | None = None
+        self._direct: Watch | None = None
+        self._closed = asyncio.Event()
+        self._caught_up = False
+        self._last = revision
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[WatchEvent]:
+        kind = self._kind
+        # The first sync of a prefix (or a resync): wait for it, as long as it takes.
+        if not await kind.wait_synced(self._closed):
+            return
+        if self._revision < kind.window_start:
+            # Older than the window: the backend's history has it (or says 410).
+            self._direct = self._cache.backend.watch(self._prefix, self._revision)
+            async for event in self._direct:
+                yield event
+            return
+        sub = kind.fanout.subscribe(self._prefix, self._end)
+        self._sub = sub
+        # Subscribing and copying the window happen in one step: no gap, no duplicate.
+        backlog = [
+            e for e in kind.events_after(self._revision) if self._prefix <= e.object.key < self._end
+        ]
+        try:
+            for event in backlog:
+                self._last = event.revision
+                yield event
+            self._caught_up = True
+            while True:
+                live = await sub.next()
+                if live is None:
+                    return
+                if live.revision <= self._last:
+                    continue
+                self._last = live.revision
+                yield live
+        finally:
+            sub.close()
+
+    def progress(self) -> int | None:
+        if self._direct is not None:
+            return self._direct.progress()
+        if not self._caught_up or self._sub is None or not self._sub.empty():
+            return None
+        if self._sub.closed:
+            return None
+        return max(self._last, self._kind.progress())
+
+    async def close(self) -> None:
+        self._closed.set()
+        if self._sub is not None:
+            self._sub.close()
+        if self._direct is not None:
+            await self._direct.close()

