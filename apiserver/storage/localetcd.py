@@ -11,8 +11,10 @@ import importlib.util
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -38,12 +40,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class ServerTLS:
+    """etcd serves its clients over TLS with this certificate and requires client
+    certificates signed by ``ca``."""
+
+    cert: Path
+    key: Path
+    ca: Path
+
+
 class LocalEtcd:
     """One etcd process: ``start()``, ``stop()`` (SIGTERM), ``kill()`` (SIGKILL), restartable."""
 
-    def __init__(self, data_dir: Path, *, fast: bool = False) -> None:
+    def __init__(self, data_dir: Path, *, fast: bool = False, tls: ServerTLS | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.fast = fast
+        self.tls = tls
         self.port = free_port()
         self.peer_port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -55,14 +68,14 @@ class LocalEtcd:
     @property
     def url(self) -> str:
         """The ``--storage`` URL of this etcd."""
-        return f"etcd://{self.endpoint}"
+        return f"{'etcds' if self.tls else 'etcd'}://{self.endpoint}"
 
     @property
     def log(self) -> Path:
         return self.data_dir.parent / f"{self.data_dir.name}.log"
 
     def command(self) -> list[str]:
-        client = f"http://{self.endpoint}"
+        client = f"{'https' if self.tls else 'http'}://{self.endpoint}"
         peer = f"http://127.0.0.1:{self.peer_port}"
         args = [
             etcd_binary(),
@@ -85,7 +98,26 @@ class LocalEtcd:
         ]
         if self.fast:
             args.append("--unsafe-no-fsync")
+        if self.tls:
+            args += [
+                "--cert-file",
+                str(self.tls.cert),
+                "--key-file",
+                str(self.tls.key),
+                "--client-cert-auth",
+                "--trusted-ca-file",
+                str(self.tls.ca),
+            ]
         return args
+
+    def _healthy(self) -> bool:
+        if self.tls:
+            context = ssl.create_default_context(cafile=str(self.tls.ca))
+            context.load_cert_chain(str(self.tls.cert), str(self.tls.key))
+            response = httpx.get(f"https://{self.endpoint}/health", timeout=1, verify=context)
+        else:
+            response = httpx.get(f"http://{self.endpoint}/health", timeout=1)
+        return response.status_code == 200 and response.json().get("health") == "true"
 
     def start(self, timeout: float = 30.0) -> LocalEtcd:
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -103,8 +135,7 @@ class LocalEtcd:
                     f"etcd exited with {self.proc.returncode}:\n{self.log.read_text()}"
                 )
             try:
-                health = httpx.get(f"http://{self.endpoint}/health", timeout=1)
-                if health.status_code == 200 and health.json().get("health") == "true":
+                if self._healthy():
                     return self
             except (httpx.HTTPError, ValueError):
                 pass

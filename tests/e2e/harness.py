@@ -44,6 +44,7 @@ class ServerProcess:
     port: int
     extra_args: list[str] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
+    storage: str | None = None  # a --storage URL; by default an SQLite file in workdir
 
     @property
     def url(self) -> str:
@@ -85,7 +86,7 @@ class ServerProcess:
             "--secure-port",
             str(self.port),
             "--storage",
-            f"sqlite:///{self.db}",
+            self.storage or f"sqlite:///{self.db}",
             "--cert-dir",
             str(self.cert_dir),
             "--kubeconfig-out",
@@ -173,6 +174,8 @@ class ServerProcess:
         )
 
 
-def start_server(workdir: Path, extra_args: list[str] | None = None) -> ServerProcess:
+def start_server(
+    workdir: Path, extra_args: list[str] | None = None, storage: str | None = None
+) -> ServerProcess:
     workdir.mkdir(parents=True, exist_ok=True)
-    return ServerProcess(workdir, free_port(), list(extra_args or [])).start()
+    return ServerProcess(workdir, free_port(), list(extra_args or []), storage=storage).start()
