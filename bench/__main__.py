@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import celbench, load, machine, mixinsize, report, suite
+from . import celbench, etcdbench, load, machine, mixinsize, report, suite
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -24,27 +24,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=3, help="length of one timed round")
     parser.add_argument("--warmup", type=int, default=2, help="warm-up seconds per target")
     parser.add_argument("--output", type=Path, default=RESULTS, help="the RESULTS.md to update")
+    sections = [suite.SECTION, celbench.SECTION, mixinsize.SECTION, etcdbench.SECTION]
+    parser.add_argument(
+        "sections",
+        nargs="*",
+        metavar="SECTION",
+        help=f"sections to run, of {', '.join(sections)} (default: all)",
+    )
     args = parser.parse_args(argv)
+    if unknown := set(args.sections) - set(sections):
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(sections)}")
+    wanted = set(args.sections or sections)
 
     began = time.monotonic()
     generator = load.choose(args.generator)
     print(f"load generator: {generator.description}", file=sys.stderr)
     settings = suite.Settings(rounds=args.rounds, seconds=args.seconds, warmup=args.warmup)
-    outcome = suite.run(generator, settings)
-    cel_outcome = celbench.run(log=lambda s: print(s, file=sys.stderr))
-    mixins_outcome = mixinsize.run(log=lambda s: print(s, file=sys.stderr))
     date = machine.date()
-    report.update(
-        args.output,
-        {
-            "environment": "\n".join(
-                ["## Machine", "", *machine.describe(generator.description, generator.caveat)]
-            ),
-            suite.SECTION: suite.render(outcome, generator.description, date),
-            celbench.SECTION: celbench.render(cel_outcome, date),
-            mixinsize.SECTION: mixinsize.render(mixins_outcome, date),
-        },
-    )
+    results = {
+        "environment": "\n".join(
+            ["## Machine", "", *machine.describe(generator.description, generator.caveat)]
+        ),
+    }
+    if suite.SECTION in wanted:
+        outcome = suite.run(generator, settings)
+        results[suite.SECTION] = suite.render(outcome, generator.description, date)
+    if celbench.SECTION in wanted:
+        cel_outcome = celbench.run(log=lambda s: print(s, file=sys.stderr))
+        results[celbench.SECTION] = celbench.render(cel_outcome, date)
+    if mixinsize.SECTION in wanted:
+        mixins_outcome = mixinsize.run(log=lambda s: print(s, file=sys.stderr))
+        results[mixinsize.SECTION] = mixinsize.render(mixins_outcome, date)
+    if etcdbench.SECTION in wanted:
+        etcd_settings = etcdbench.Settings(args.rounds, args.seconds, args.warmup)
+        etcd_outcome = etcdbench.run(generator, etcd_settings)
+        results[etcdbench.SECTION] = etcdbench.render(etcd_outcome, generator.description, date)
+    report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0
 
