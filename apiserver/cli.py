@@ -47,6 +47,19 @@ def _parser() -> argparse.ArgumentParser:
         help="serve watches, gets and lists from an in-memory cache of each kind (default on)",
     )
     s.add_argument(
+        "--patch-status",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write each ResourceSlicePatch's status (matched devices, SelectorsValid) and"
+        " warning Events about faulty selectors (default on)",
+    )
+    s.add_argument(
+        "--patch-status-interval",
+        type=float,
+        default=1.0,
+        help="at most one status write per ResourceSlicePatch in this many seconds (default 1)",
+    )
+    s.add_argument(
         "--cert-dir",
         default="certs",
         help="where the CA and serving certificate live or are generated",
@@ -100,6 +113,8 @@ def main(argv: list[str] | None = None) -> None:
             token_auth_file=args.token_auth_file,
             watch_history=args.watch_history,
             watch_cache=args.watch_cache,
+            patch_status=args.patch_status,
+            patch_status_interval=args.patch_status_interval,
             etcd_prefix=args.etcd_prefix,
             etcd_cafile=args.etcd_cafile,
             etcd_certfile=args.etcd_certfile,

@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 
 from .negotiation import parse_accept
+from .resource import VERBS as VERBS
 from .resource import ResourceType
 
-VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 SUBRESOURCE_VERBS = ["get", "patch", "update"]
 V2_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
@@ -88,7 +88,7 @@ class Discovery:
                 "singularName": resource.singular,
                 "namespaced": resource.namespaced,
                 "kind": resource.kind,
-                "verbs": VERBS,
+                "verbs": resource.verbs,
                 "storageVersionHash": _storage_version_hash(resource),
             }
             if resource.short_names:
@@ -128,7 +128,7 @@ class Discovery:
                         "responseKind": kind,
                         "scope": "Namespaced" if resource.namespaced else "Cluster",
                         "singularResource": resource.singular,
-                        "verbs": VERBS,
+                        "verbs": resource.verbs,
                     }
                     if resource.short_names:
                         entry["shortNames"] = list(resource.short_names)

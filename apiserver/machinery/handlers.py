@@ -75,6 +75,8 @@ class ResourceHandler:
                     404, "NotFound", "the server could not find the requested resource"
                 )
             self._check_subresource(registry, info)
+            if registry.resource.read_only and info.verb not in registry.resource.verbs:
+                raise errors.method_not_allowed(info.verb, info.resource)
             return await self._dispatch(request, registry, info)
         except errors.StatusError as err:
             return status_response(err)

@@ -337,6 +337,9 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
                 resource, "delete", f"delete{suffix}{k}", status_ref, params=[_DRY_RUN]
             ),
         }
+        if resource.read_only:
+            paths[base] = {"parameters": scope, "get": paths[base]["get"]}
+            item = {"parameters": item["parameters"], "get": item["get"]}
         paths[f"{base}/{{name}}"] = item
         if kind.has_status:
             paths[f"{base}/{{name}}/status"] = {

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+READ_ONLY_VERBS = ["get", "list", "watch"]
+
 
 @dataclass(frozen=True)
 class ResourceType:
@@ -15,6 +18,13 @@ class ResourceType:
     namespaced: bool
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    read_only: bool = False
+    """Served for get, list and watch only (a computed view); every write is 405."""
+
+    @property
+    def verbs(self) -> list[str]:
+        """The verbs discovery advertises, in Kubernetes' alphabetical order."""
+        return READ_ONLY_VERBS if self.read_only else VERBS
 
     @property
     def group_version(self) -> str:

@@ -45,6 +45,8 @@ class Strategy(Generic[M]):
     short_names: ClassVar[tuple[str, ...]] = ()
     categories: ClassVar[tuple[str, ...]] = ()
     has_status: ClassVar[bool] = False
+    read_only: ClassVar[bool] = False
+    """A computed resource: get, list and watch only, served over a store of its own."""
     columns: ClassVar[tuple[Column, ...]] = ()
     extra_field_getters: ClassVar[Mapping[str, FieldGetter]] = {}
 
@@ -58,6 +60,7 @@ class Strategy(Generic[M]):
             namespaced=self.namespaced,
             short_names=self.short_names,
             categories=self.categories,
+            read_only=self.read_only,
         )
 
     @classmethod

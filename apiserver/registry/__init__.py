@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..machinery.strategy import Strategy
+from .device import DeviceStrategy
 from .deviceclass import DeviceClassStrategy
 from .event import EventStrategy
 from .resourceclaim import ResourceClaimStrategy
@@ -17,11 +18,13 @@ DEFAULT_GROUP = "resource.k8s.io"
 
 
 def strategies(group: str = DEFAULT_GROUP, *, standalone: bool = True) -> list[Strategy[Any]]:
-    """Every kind this server serves: ours in ``group``, and in standalone mode the core
-    kinds a cluster would otherwise serve (they keep their upstream groups)."""
+    """Every kind this server serves: ours in ``group`` (the computed, read-only Device kind
+    among them, served over the device view rather than the store), and in standalone mode
+    the core kinds a cluster would otherwise serve (they keep their upstream groups)."""
     ours: list[Strategy[Any]] = [
         ResourceSlicePatchStrategy.for_group(group),
         ResourcePoolStatusRequestStrategy.for_group(group),
+        DeviceStrategy.for_group(group),
     ]
     return ours + (standalone_strategies() if standalone else [])
 

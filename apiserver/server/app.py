@@ -10,9 +10,9 @@ from __future__ import annotations
 import contextlib
 import platform
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from fastapi import FastAPI
@@ -35,6 +35,7 @@ from ..machinery.discovery import V2_CONTENT_TYPE, Discovery, etag, wants_aggreg
 from ..machinery.handlers import ResourceHandler, json_response, status_response
 from ..machinery.openapi import ServedKind, encode, v2_document, v3_document
 from ..machinery.registry import Registry
+from ..machinery.resource import ResourceType
 from ..machinery.strategy import Strategy
 from ..storage import Store
 
@@ -52,16 +53,39 @@ class ServerSettings:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+class Service(Protocol):
+    """Something that runs beside the server: started after the store, closed before it,
+    and named checks for ``/readyz`` (each true once that part can serve)."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    def readiness(self) -> dict[str, bool]: ...
+
+
 class APIServer:
     """The served kinds over one store, and the documents that describe them."""
 
     def __init__(
-        self, store: Store, strategies: list[Strategy[Any]], settings: ServerSettings
+        self,
+        store: Store,
+        strategies: list[Strategy[Any]],
+        settings: ServerSettings,
+        *,
+        stores: Mapping[ResourceType, Store] | None = None,
+        services: Sequence[Service] = (),
     ) -> None:
+        """``stores``: resources served from a store of their own (computed views);
+        ``services``: what runs beside the server (sources, views, controllers)."""
         self.store = store
         self.settings = settings
+        self.services = list(services)
+        own = stores or {}
         self.registries = {
-            (s.resource.group, s.resource.version, s.resource.plural): Registry(s, store)
+            (s.resource.group, s.resource.version, s.resource.plural): Registry(
+                s, own.get(s.resource, store)
+            )
             for s in strategies
         }
         self.handler = ResourceHandler(
@@ -95,11 +119,15 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await server.store.start()
+        for service in server.services:
+            await service.start()
         server.ready = True
         try:
             yield
         finally:
             server.ready = False
+            for service in reversed(server.services):
+                await service.close()
             await server.store.close()
 
     app = FastAPI(
@@ -122,8 +150,11 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
     async def readyz(request: Request) -> Response:
         if not server.ready:
             return PlainTextResponse("[-]store not ready\nreadyz check failed", status_code=503)
-        # The store's own checks: its backend reachable, its watch caches synced.
-        checks = server.store.readiness()
+        # The store's own checks (its backend reachable, its watch caches synced) and the
+        # services' (sources synced, the device view built).
+        checks = dict(server.store.readiness())
+        for service in server.services:
+            checks.update(service.readiness())
         ready = all(checks.values())
         if ready and "verbose" not in request.query_params:
             return PlainTextResponse("ok")

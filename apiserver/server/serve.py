@@ -16,6 +16,7 @@ from ..storage.etcd import EtcdConfig, EtcdStore
 from ..storage.sqlite import SQLiteStore
 from .app import APIServer, ServerSettings, build_app
 from .certs import ensure_serving_certs
+from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 
 log = logging.getLogger("apiserver")
@@ -33,6 +34,8 @@ class ServeOptions:
     token_auth_file: str | None = None
     watch_history: int = 10_000
     watch_cache: bool = True
+    patch_status: bool = True
+    patch_status_interval: float = 1.0
     etcd_prefix: str = "/registry"
     etcd_cafile: str | None = None
     etcd_certfile: str | None = None
@@ -104,10 +107,19 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     if options.watch_cache:
         store = WatchCache(
             store,
-            prefixes=[s.resource.key_prefix() for s in served],
+            prefixes=[s.resource.key_prefix() for s in served if not s.read_only],
             window=options.watch_history,
         )
-    server = APIServer(store, served, options.settings)
+    devices = DeviceViewService(
+        store,
+        options.group,
+        DeviceViewOptions(
+            window=options.watch_history,
+            patch_status=options.patch_status,
+            status_interval=options.patch_status_interval,
+        ),
+    )
+    server = APIServer(store, served, options.settings, stores=devices.stores(), services=[devices])
     app = build_app(server, authenticator)
     config = uvicorn.Config(
         app,

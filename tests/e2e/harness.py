@@ -93,6 +93,9 @@ class ServerProcess:
             str(self.kubeconfig),
             "--log-level",
             "warning",
+            # Most tests own the status of their patches; a test that wants the server to
+            # write it (and its Events) passes --patch-status, which wins as the later flag.
+            "--no-patch-status",
             *self.extra_args,
         ]
         log = open(self.log, "ab")  # noqa: SIM115 - the process owns it while it runs

@@ -74,7 +74,7 @@ def test_resource_list_of_a_group_version(discovery: Discovery) -> None:
     assert doc["kind"] == "APIResourceList"
     assert doc["groupVersion"] == f"{GROUP}/v1alpha3"
     by_name = {r["name"]: r for r in doc["resources"]}
-    assert set(by_name) == {"resourceslicepatches", "resourceslicepatches/status"}
+    assert set(by_name) == {"devices", "resourceslicepatches", "resourceslicepatches/status"}
     main = by_name["resourceslicepatches"]
     assert main["kind"] == "ResourceSlicePatch"
     assert main["singularName"] == "resourceslicepatch"
@@ -84,6 +84,19 @@ def test_resource_list_of_a_group_version(discovery: Discovery) -> None:
     assert main["storageVersionHash"]
     assert by_name["resourceslicepatches/status"]["verbs"] == SUBRESOURCE_VERBS
     assert discovery.resource_list(GROUP, "v9") is None
+
+
+def test_a_read_only_resource_offers_get_list_and_watch(discovery: Discovery) -> None:
+    doc = orjson.loads(discovery.resource_list(GROUP, "v1alpha3") or b"")
+    devices = next(r for r in doc["resources"] if r["name"] == "devices")
+    assert devices["kind"] == "Device"
+    assert devices["verbs"] == ["get", "list", "watch"]
+    aggregated = orjson.loads(discovery.aggregated_apis)
+    [group] = aggregated["items"]
+    v1alpha3 = next(v for v in group["versions"] if v["version"] == "v1alpha3")
+    entry = next(r for r in v1alpha3["resources"] if r["resource"] == "devices")
+    assert entry["verbs"] == ["get", "list", "watch"]
+    assert "subresources" not in entry
 
 
 def test_namespaced_resource_and_categories(discovery: Discovery) -> None:

@@ -21,6 +21,7 @@ from apiserver.machinery.resource import ResourceType
 from apiserver.registry import strategies
 
 SERVED = [ServedKind(s.resource, s.model, s.has_status) for s in strategies()]
+WRITABLE = [k for k in SERVED if not k.resource.read_only]
 V3 = v3_document(SERVED, "test")
 V2 = v2_document(SERVED, "test")
 V3_SCHEMAS: dict[str, Any] = V3["components"]["schemas"]
@@ -125,7 +126,7 @@ def test_no_schema_keeps_pydantic_leftovers(schemas: dict[str, Any]) -> None:
 def test_v3_patch_operations_declare_patch_types_and_field_validation() -> None:
     patches = [(p, op) for p, verb, op in operations(V3) if verb == "patch"]
     # the object, and its status where it has one
-    assert len(patches) == sum(2 if k.has_status else 1 for k in SERVED)
+    assert len(patches) == sum(2 if k.has_status else 1 for k in WRITABLE)
     for path, op in patches:
         assert list(op["requestBody"]["content"]) == [
             JSON_PATCH,
@@ -139,7 +140,7 @@ def test_v3_patch_operations_declare_patch_types_and_field_validation() -> None:
 
 def test_v2_patch_operations_declare_patch_types_and_field_validation() -> None:
     patches = [(p, op) for p, verb, op in operations(V2) if verb == "patch"]
-    assert len(patches) == sum(2 if k.has_status else 1 for k in SERVED)
+    assert len(patches) == sum(2 if k.has_status else 1 for k in WRITABLE)
     for path, op in patches:
         assert op["consumes"] == [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH], path
         names = [p["name"] for p in op["parameters"]]
@@ -199,6 +200,18 @@ def test_namespaced_kind_gets_namespace_paths() -> None:
     item = doc["paths"]["/apis/example.io/v1/namespaces/{namespace}/claims/{name}"]
     assert [p["name"] for p in item["parameters"]] == ["name", "namespace"]
     assert item["get"]["operationId"] == "readNamespacedClaim"
+
+
+def test_a_read_only_kind_has_only_get_operations() -> None:
+    base = "/apis/resource.k8s.io/v1alpha3/devices"
+    for doc in (V2, V3):
+        assert sorted(p for p in doc["paths"] if p.startswith(base)) == [base, base + "/{name}"]
+        assert [v for v in doc["paths"][base] if v != "parameters"] == ["get"]
+        assert [v for v in doc["paths"][base + "/{name}"] if v != "parameters"] == ["get"]
+    device = V3["components"]["schemas"]["io.k8s.api.resource.v1alpha3.Device"]
+    assert device["x-kubernetes-group-version-kind"] == [
+        {"group": "resource.k8s.io", "version": "v1alpha3", "kind": "Device"}
+    ]
 
 
 def test_encode_is_deterministic_with_its_hash() -> None:

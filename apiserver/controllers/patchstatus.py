@@ -1,0 +1,205 @@
+"""The status of each ResourceSlicePatch, and warning Events about its faulty selectors.
+
+From the device view's report of a patch, the controller writes through the status
+subresource:
+
+* ``observedGeneration``: the generation the view evaluated;
+* ``matchedDevices``: how many devices the patch applies to;
+* condition ``SelectorsValid``: True, or False with reason ``FaultySelector`` (a selector
+  failed to evaluate for some devices, which the patch then skips), ``InvalidSelector``
+  (one does not compile) or ``DeviceClassNotFound`` / ``InvalidDeviceClass``.
+
+Each distinct failure (patch, selector, error) also gets one Warning Event, bumped when it
+reappears or hits more devices. Writes are rate-limited: at most one round per patch per
+``interval`` (bursts coalesce into the latest state) and ``rate`` rounds a second overall;
+nothing is written when the stored status already says the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from ..devices import DeviceView, PatchReport
+from ..machinery import errors
+from ..machinery.patching import MERGE_PATCH
+from ..machinery.registry import Registry, WriteOptions, now_rfc3339
+from ..sources import Source, SourceEvent
+from .events import EventRecorder
+from .queue import CoalescingQueue, TokenBucket
+
+log = logging.getLogger("apiserver.controllers.patchstatus")
+
+JSON = dict[str, Any]
+CONDITION = "SelectorsValid"
+MESSAGE_MAX = 1024
+
+
+def selectors_condition(report: PatchReport) -> tuple[str, str, str]:
+    """(status, reason, message) of the SelectorsValid condition."""
+    if report.problem is not None:
+        return "False", report.problem_reason or "InvalidSelector", report.problem[:MESSAGE_MAX]
+    if report.faults:
+        parts = [
+            f"{f.selector} failed for {f.devices} device(s), e.g. {f.example}: {f.message}"
+            for f in report.faults
+        ]
+        message = "; ".join(parts) + "; the patch skips those devices"
+        return "False", "FaultySelector", message[:MESSAGE_MAX]
+    return "True", "Valid", "every selector evaluates for every device it is applied to"
+
+
+def desired_status(report: PatchReport, current: JSON | None, now: str) -> JSON:
+    """The status to write: ours, with conditions of other types kept as they are."""
+    current = current or {}
+    status, reason, message = selectors_condition(report)
+    previous = next(
+        (
+            c
+            for c in current.get("conditions") or ()
+            if isinstance(c, dict) and c.get("type") == CONDITION
+        ),
+        None,
+    )
+    since = now
+    if previous is not None and previous.get("status") == status:
+        since = previous.get("lastTransitionTime") or now
+    condition = {
+        "type": CONDITION,
+        "status": status,
+        "observedGeneration": report.generation,
+        "lastTransitionTime": since,
+        "reason": reason,
+        "message": message,
+    }
+    others = [
+        c
+        for c in current.get("conditions") or ()
+        if isinstance(c, dict) and c.get("type") != CONDITION
+    ]
+    return {
+        "observedGeneration": report.generation,
+        "matchedDevices": report.matched,
+        "conditions": [*others, condition],
+    }
+
+
+def _same(current: JSON | None, desired: JSON) -> bool:
+    current = current or {}
+    return all(current.get(k) == v for k, v in desired.items())
+
+
+class PatchStatusController:
+    def __init__(
+        self,
+        view: DeviceView,
+        patches: Source,
+        registry: Registry,
+        events: EventRecorder | None,
+        *,
+        component: str = "dra-apiserver",
+        interval: float = 1.0,
+        rate: float = 20.0,
+        burst: int = 50,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.view = view
+        self.patches = patches
+        self.registry = registry
+        self.events = events
+        self.options = WriteOptions(field_manager=component)
+        self.queue = CoalescingQueue(interval, clock)
+        self.bucket = TokenBucket(rate, burst, clock)
+        self._faults: dict[str, dict[tuple[str, str], int]] = {}
+        """Per patch uid: the failures already recorded, and on how many devices."""
+        self._task: asyncio.Task[None] | None = None
+        view.subscribe_patches(self._on_reports)
+        patches.add_handler(self._on_patch)
+
+    def _on_reports(self, reports: list[PatchReport]) -> None:
+        for report in reports:
+            self.queue.add(report.name)
+
+    def _on_patch(self, event: SourceEvent) -> None:
+        # Someone else may have written the status: compare (and restore) on the next round.
+        self.queue.add(event.key)
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="patch status")
+
+    async def close(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        await self.view.wait_synced()
+        while True:
+            name = await self.queue.get()
+            await self.bucket.acquire()
+            try:
+                await self.sync(name)
+            except Exception:
+                log.exception("patch status of %s failed; retrying", name)
+                self.queue.add(name)
+            finally:
+                self.queue.done(name)
+
+    async def sync(self, name: str) -> None:
+        """Bring the status and Events of one patch in line with the view's report."""
+        obj = self.patches.get(name)
+        if obj is None:
+            self.queue.forget(name)
+            return
+        uid = (obj.get("metadata") or {}).get("uid")
+        report = self.view.patch_report(name)
+        if report is None or report.uid != uid:
+            return  # the view has not seen this patch yet; its report will come
+        current = obj.get("status")
+        desired = desired_status(report, current, now_rfc3339())
+        if not _same(current, desired):
+            try:
+                await self.registry.patch(
+                    None,
+                    name,
+                    orjson.dumps({"status": desired}),
+                    MERGE_PATCH,
+                    self.options,
+                    subresource="status",
+                )
+            except errors.StatusError as err:
+                if err.code != 404:
+                    raise
+                return
+        await self._record_failures(obj, report)
+
+    async def _record_failures(self, obj: JSON, report: PatchReport) -> None:
+        if self.events is None:
+            return
+        seen = self._faults.get(report.uid, {})
+        now: dict[tuple[str, str], int] = {}
+        for fault in report.faults:
+            key = (fault.selector, fault.message)
+            now[key] = fault.devices
+            if seen.get(key, 0) < fault.devices:
+                message = (
+                    f"{fault.selector} failed for {fault.devices} device(s), e.g. "
+                    f"{fault.example}: {fault.message}; the patch skips those devices"
+                )
+                await self.events.warn(obj, "\n".join(key), "FaultySelector", message[:MESSAGE_MAX])
+        if report.problem is not None:
+            key = ("problem", report.problem)
+            now[key] = 1
+            if key not in seen:
+                reason = selectors_condition(report)[1]
+                await self.events.warn(obj, "\n".join(key), reason, report.problem[:MESSAGE_MAX])
+        self._faults[report.uid] = now

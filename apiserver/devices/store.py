@@ -1,0 +1,269 @@
+"""A read-only Store over the device view, so the generic registry serves the Device kind.
+
+List, get and watch come from the view's commits: each device is kept with the revision
+of the commit that last changed it (all devices carry the view's revision at sync), and a
+bounded window of recent events serves watches and lists at a recent revision (rolled
+back from the current state). Older revisions are gone (410, clients list again). Writes
+raise: the machinery answers them with 405 before they get here. Until the view has synced
+every read is unavailable (503), like a store that is still starting.
+
+Objects are built when read (a few microseconds each) rather than kept, so the computed
+resource costs no memory beyond the view itself and the event window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import heapq
+from collections import deque
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import Any
+
+import orjson
+
+from ..machinery.resource import ResourceType
+from ..storage import (
+    EventType,
+    ListPage,
+    RevisionCompactedError,
+    StorageError,
+    StorageUnavailableError,
+    StoredObject,
+    WatchEvent,
+    prefix_end,
+)
+from ..storage.fanout import Fanout, Subscription
+from .objects import device_object
+from .state import Commit, DeviceState
+
+PACE_ITEMS = 500
+"""A list yields to the event loop after building this many objects."""
+
+
+class DeviceStore:
+    def __init__(
+        self, resource: ResourceType, *, window: int = 10_000, max_pending: int = 10_000
+    ) -> None:
+        self.resource = resource
+        self.api_version = resource.group_version
+        self.window_size = window
+        self._states: dict[str, tuple[DeviceState, int]] = {}
+        self._sorted: list[str] | None = None
+        self._window: deque[WatchEvent] = deque()
+        self._window_start = 0
+        self._fanout = Fanout(max_pending=max_pending)
+        self._revision = 0
+        self._synced = False
+
+    # -- DeviceListener --------------------------------------------------------------
+
+    def reset(self, states: Iterable[DeviceState], revision: int) -> None:
+        self._states = {self._key(s): (s, revision) for s in states}
+        self._sorted = None
+        self._window.clear()
+        self._window_start = revision
+        self._revision = revision
+        self._fanout.revision = revision
+        self._synced = True
+
+    def apply(self, commit: Commit) -> None:
+        revision = commit.revision
+        events = []
+        for change in commit.changes:
+            state = change.new or change.old
+            assert state is not None
+            key = self._key(state)
+            current = self._states.get(key)
+            prev = self._stored(key, *current) if current is not None else None
+            if change.new is None:
+                if current is None:
+                    continue
+                del self._states[key]
+                self._sorted = None
+                gone = self._stored(key, current[0], revision)
+                events.append(WatchEvent(EventType.DELETED, gone, prev))
+                continue
+            self._states[key] = (change.new, revision)
+            stored = self._stored(key, change.new, revision)
+            if current is None:
+                self._sorted = None
+                events.append(WatchEvent(EventType.ADDED, stored))
+            else:
+                events.append(WatchEvent(EventType.MODIFIED, stored, prev))
+        self._revision = revision
+        self._window.extend(events)
+        self._trim()
+        for event in events:
+            self._fanout.publish(event)
+
+    def _trim(self) -> None:
+        """Drop whole commits, oldest first, until the window fits."""
+        while len(self._window) > self.window_size:
+            oldest = self._window[0].revision
+            while self._window and self._window[0].revision == oldest:
+                self._window.popleft()
+            self._window_start = oldest
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _key(self, state: DeviceState) -> str:
+        return self.resource.key(None, state.name)
+
+    def _stored(self, key: str, state: DeviceState, revision: int) -> StoredObject:
+        obj = device_object(state, self.api_version, revision)
+        return StoredObject(key, revision, orjson.dumps(obj), obj)
+
+    def _check_ready(self) -> None:
+        if not self._synced:
+            raise StorageUnavailableError("", "the device view has not synced yet")
+
+    def _sorted_keys(self) -> list[str]:
+        if self._sorted is None:
+            self._sorted = sorted(self._states)
+        return self._sorted
+
+    def _rollback(self, revision: int) -> dict[str, StoredObject | None]:
+        """For each key changed after ``revision``: its object at ``revision`` (or None)."""
+        before: dict[str, StoredObject | None] = {}
+        for event in reversed(self._window):
+            if event.revision <= revision:
+                break
+            before[event.object.key] = None if event.type is EventType.ADDED else event.prev
+        return before
+
+    def _keys(self, prefix: str, start: str, extra: Iterable[str]) -> Iterator[str]:
+        current = self._sorted_keys()
+        first = max(prefix, start)
+        end = prefix_end(prefix)
+        at = bisect.bisect_left(current, first)
+        others = sorted(k for k in extra if k not in self._states and first <= k < end)
+        previous = None
+        for key in heapq.merge(current[at:], others):
+            if key >= end:
+                return
+            if key != previous:
+                previous = key
+                yield key
+
+    # -- Store -----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Nothing to start: the view feeds this store."""
+
+    async def close(self) -> None:
+        self._fanout.close_all()
+
+    @property
+    def revision(self) -> int:
+        return self._revision
+
+    @property
+    def compacted_revision(self) -> int:
+        return self._window_start
+
+    async def current_revision(self) -> int:
+        return self._revision
+
+    def readiness(self) -> dict[str, bool]:
+        return {}
+
+    async def get(self, key: str) -> StoredObject | None:
+        self._check_ready()
+        found = self._states.get(key)
+        return self._stored(key, *found) if found is not None else None
+
+    async def list(
+        self, prefix: str, *, revision: int | None = None, start: str = "", limit: int = 0
+    ) -> ListPage:
+        self._check_ready()
+        at = self._revision
+        before: dict[str, StoredObject | None] = {}
+        if revision is not None and revision < at:
+            if revision < self._window_start:
+                raise RevisionCompactedError(revision, self._window_start)
+            before = self._rollback(revision)
+            at = revision
+        # Pick the entries in one go (no yielding, so from one state), then build them.
+        picked: list[StoredObject | tuple[str, DeviceState, int]] = []
+        more = False
+        for key in self._keys(prefix, start, before):
+            if key in before:
+                item = before[key]
+                if item is None:
+                    continue
+                picked.append(item)
+            else:
+                picked.append((key, *self._states[key]))
+            if limit and len(picked) > limit:
+                picked.pop()
+                more = True
+                break
+        items = []
+        for n, entry in enumerate(picked, 1):
+            items.append(entry if isinstance(entry, StoredObject) else self._stored(*entry))
+            if n % PACE_ITEMS == 0:
+                await asyncio.sleep(0)
+        return ListPage(items, at, more)
+
+    def watch(self, prefix: str, revision: int) -> _DeviceWatch:
+        return _DeviceWatch(self, prefix, revision)
+
+    async def create(self, key: str, obj: dict[str, Any]) -> StoredObject:
+        raise StorageError(key, "devices are computed by the server and cannot be written")
+
+    async def update(
+        self, key: str, obj: dict[str, Any], *, expected_revision: int | None
+    ) -> StoredObject:
+        raise StorageError(key, "devices are computed by the server and cannot be written")
+
+    async def delete(self, key: str, *, expected_revision: int | None) -> StoredObject:
+        raise StorageError(key, "devices are computed by the server and cannot be written")
+
+    async def compact(self, revision: int) -> None:
+        """History is the event window; nothing to compact."""
+
+
+class _DeviceWatch:
+    def __init__(self, store: DeviceStore, prefix: str, revision: int) -> None:
+        self._store = store
+        self._prefix = prefix
+        self._revision = revision
+        self._sub: Subscription | None = None
+        self._caught_up = False
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[WatchEvent]:
+        store = self._store
+        store._check_ready()
+        if self._revision < store.compacted_revision:
+            raise RevisionCompactedError(self._revision, store.compacted_revision)
+        # The backlog and the subscription are taken together: no event falls between.
+        backlog = [
+            e
+            for e in store._window
+            if e.revision > self._revision and e.object.key.startswith(self._prefix)
+        ]
+        self._sub = store._fanout.subscribe(self._prefix, prefix_end(self._prefix))
+        try:
+            for event in backlog:
+                yield event
+            self._caught_up = True
+            while True:
+                live = await self._sub.next()
+                if live is None:
+                    return
+                yield live
+        finally:
+            self._sub.close()
+
+    def progress(self) -> int | None:
+        if not self._caught_up or self._sub is None or not self._sub.empty():
+            return None
+        return self._store.revision
+
+    async def close(self) -> None:
+        if self._sub is not None:
+            self._sub.close()

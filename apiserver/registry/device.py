@@ -1,0 +1,111 @@
+"""Device (``v1alpha3``, the computed device view): cluster-scoped and read-only.
+
+Served over the device view's own store (get, list, watch; every write is 405). ``kubectl
+get devices`` prints DRIVER, POOL, NODE, DEVICE and PATCHED-BY; ``-o wide`` adds a few
+attributes and capacities and the slice. Field selectors: ``spec.driver``,
+``spec.pool.name``, ``spec.nodeName``, ``spec.device`` and ``spec.resourceSliceName``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..api.resource.computeddevice import Device
+from ..machinery.selectors import FieldGetter
+from ..machinery.strategy import Strategy
+from ..machinery.table import Column, path
+
+VERSION = "v1alpha3"
+SHOWN_ENTRIES = 4
+"""Attributes (and capacities) printed in the wide view before the rest is summarised."""
+
+
+def _string(*keys: str) -> FieldGetter:
+    get = path(*keys)
+
+    def getter(obj: dict[str, Any]) -> str | None:
+        value = get(obj)
+        return value if isinstance(value, str) else None
+
+    return getter
+
+
+def _node(obj: dict[str, Any]) -> str:
+    spec = obj.get("spec") or {}
+    if isinstance(spec.get("nodeName"), str):
+        return str(spec["nodeName"])
+    if spec.get("allNodes"):
+        return "<all>"
+    return "<selector>" if spec.get("nodeSelector") else ""
+
+
+def _patched_by(obj: dict[str, Any]) -> str:
+    refs = (obj.get("status") or {}).get("patchedBy") or []
+    return ",".join(str(r.get("name")) for r in refs if isinstance(r, dict))
+
+
+def _attribute_text(value: Any) -> str:
+    if not isinstance(value, dict):
+        return "?"
+    for kind in ("string", "int", "bool", "version"):
+        if kind in value:
+            shown = value[kind]
+            return str(shown).lower() if isinstance(shown, bool) else str(shown)
+    return "?"
+
+
+def _entries(obj: dict[str, Any], field: str) -> str:
+    entries = ((obj.get("spec") or {}).get(field)) or {}
+    if not isinstance(entries, dict):
+        return ""
+    names = sorted(entries)
+    if field == "attributes":
+        shown = [f"{n}={_attribute_text(entries[n])}" for n in names[:SHOWN_ENTRIES]]
+    else:
+        shown = [f"{n}={(entries[n] or {}).get('value')}" for n in names[:SHOWN_ENTRIES]]
+    more = len(names) - SHOWN_ENTRIES
+    return ",".join(shown) + (f",+{more} more" if more > 0 else "")
+
+
+class DeviceStrategy(Strategy[Device]):
+    model = Device
+    version = VERSION
+    kind = "Device"
+    plural = "devices"
+    singular = "device"
+    read_only = True
+    columns: ClassVar[tuple[Column, ...]] = (
+        Column("Driver", "string", _string("spec", "driver"), "The driver of the device."),
+        Column("Pool", "string", _string("spec", "pool", "name"), "The pool of the device."),
+        Column("Node", "string", _node, "The node of a node-local device."),
+        Column("Device", "string", _string("spec", "device"), "The device name in its pool."),
+        Column("Patched-By", "string", _patched_by, "Patches that match the device."),
+        Column(
+            "Attributes",
+            "string",
+            lambda obj: _entries(obj, "attributes"),
+            "Some attributes after mixins and patches.",
+            priority=1,
+        ),
+        Column(
+            "Capacity",
+            "string",
+            lambda obj: _entries(obj, "capacity"),
+            "Some capacities after mixins and patches.",
+            priority=1,
+        ),
+        Column(
+            "Slice",
+            "string",
+            _string("spec", "resourceSliceName"),
+            "The ResourceSlice that publishes the device.",
+            priority=1,
+        ),
+    )
+    extra_field_getters: ClassVar[dict[str, FieldGetter]] = {
+        "spec.driver": _string("spec", "driver"),
+        "spec.pool.name": _string("spec", "pool", "name"),
+        "spec.nodeName": _string("spec", "nodeName"),
+        "spec.device": _string("spec", "device"),
+        "spec.resourceSliceName": _string("spec", "resourceSliceName"),
+    }

@@ -1,0 +1,35 @@
+"""Sources: list+watch informers of the objects the device view and controllers read.
+
+One interface (``Source``), three implementations: ``StoreSource`` over our own store
+(standalone mode), ``KubeSource`` over a kube-apiserver through kubernetes-asyncio (raw JSON,
+so fields this server does not know survive), and ``MemorySource`` whose objects the caller
+sets (tests, benchmarks).
+"""
+
+from .backoff import Backoff
+from .indexes import BY_DRIVER, BY_NODE, BY_POOL, SLICE_INDEXERS
+from .informer import Informer
+from .interface import JSON, Handler, Indexer, Source, SourceEvent, object_key, object_revision
+from .kube import KubeSource
+from .memory import MemorySource, RevisionClock
+from .store import StoreSource
+
+__all__ = [
+    "BY_DRIVER",
+    "BY_NODE",
+    "BY_POOL",
+    "JSON",
+    "SLICE_INDEXERS",
+    "Backoff",
+    "Handler",
+    "Indexer",
+    "Informer",
+    "KubeSource",
+    "MemorySource",
+    "RevisionClock",
+    "Source",
+    "SourceEvent",
+    "StoreSource",
+    "object_key",
+    "object_revision",
+]

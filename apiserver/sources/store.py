@@ -1,0 +1,110 @@
+"""A source over our own Store (standalone mode): list, then watch from the list's revision.
+
+The list is read in pages at one revision (a consistent snapshot). The watch starts right
+after it; a watch that ends (the store cut off a slow watcher) resumes from the last
+revision seen. 410 Gone (``RevisionCompactedError``) means the history the watch needs is
+gone: list again, and tell handlers the difference. Any other storage failure is retried
+after an exponential backoff, resuming the watch where it stopped. When the watch is idle,
+its progress (the store's bookmarks) advances the source's revision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Mapping
+
+from ..storage import RevisionCompactedError, StorageError, Store, Watch
+from .backoff import Backoff
+from .informer import Informer, log
+from .interface import JSON, Indexer
+
+QUICK_END = 1.0
+"""A watch that ends sooner than this without delivering anything waits a backoff first."""
+
+
+class StoreSource(Informer):
+    def __init__(
+        self,
+        store: Store,
+        prefix: str,
+        *,
+        name: str,
+        indexers: Mapping[str, Indexer] | None = None,
+        page_size: int = 500,
+        progress_interval: float = 1.0,
+        backoff: Backoff | None = None,
+    ) -> None:
+        super().__init__(name, indexers)
+        self.store = store
+        self.prefix = prefix
+        self.page_size = page_size
+        self.progress_interval = progress_interval
+        self.backoff = backoff or Backoff()
+
+    async def _run(self) -> None:
+        relist = not self.has_synced  # started again: resume the watch where it stopped
+        while True:
+            try:
+                if relist:
+                    await self._list()
+                    relist = False
+                if not await self._watch():
+                    await self.backoff.wait()  # the watch ended at once: do not spin
+            except RevisionCompactedError as err:
+                log.info("source %s: %s; listing again", self.name, err)
+                self.expirations += 1
+                relist = True
+            except StorageError as err:
+                self.failures += 1
+                log.warning("source %s: %s; retrying", self.name, err)
+                await self.backoff.wait()
+            except Exception:
+                self.failures += 1
+                log.exception("source %s failed; listing again", self.name)
+                relist = True
+                await self.backoff.wait()
+
+    async def _list(self) -> None:
+        items: list[JSON] = []
+        revision: int | None = None
+        start = ""
+        while True:
+            page = await self.store.list(
+                self.prefix, revision=revision, start=start, limit=self.page_size
+            )
+            revision = page.revision
+            items.extend(item.obj for item in page.items)
+            if not page.more or not page.items:
+                break
+            start = page.items[-1].key + "\x00"
+        self._replace(items, revision)
+        self.backoff.reset()
+
+    async def _watch(self) -> bool:
+        """Follow the store until the watch ends; True if it delivered something or lasted
+        a while (False: wait before watching again, so a closing store is not spun on)."""
+        began = time.monotonic()
+        watch = self.store.watch(self.prefix, self.revision)
+        follower = asyncio.create_task(self._follow_progress(watch))
+        delivered = False
+        try:
+            async for event in watch:
+                self._apply(event.type, event.object.obj, event.revision)
+                if not delivered:
+                    delivered = True
+                    self.backoff.reset()
+        finally:
+            follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await follower
+            await watch.close()
+        return delivered or time.monotonic() - began >= QUICK_END
+
+    async def _follow_progress(self, watch: Watch) -> None:
+        while True:
+            await asyncio.sleep(self.progress_interval)
+            progress = watch.progress()
+            if progress is not None:
+                self._progress(progress)

@@ -1,0 +1,168 @@
+"""Slices, patches and classes as raw JSON, and a device view over in-memory sources."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from apiserver.devices import DeviceView
+from apiserver.sources import SLICE_INDEXERS, MemorySource, RevisionClock
+
+DRIVER = "gpu.example.com"
+OLD = "2026-01-01T00:00:00Z"
+NEW = "2026-01-02T00:00:00Z"
+
+
+def attrs(**values: Any) -> dict[str, Any]:
+    """Attributes from Python values: str -> string, bool -> bool, int -> int."""
+    out = {}
+    for name, value in values.items():
+        kind = "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "string"
+        out[name] = {kind: value}
+    return out
+
+
+def device(name: str, capacity: dict[str, str] | None = None, **values: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name}
+    if values:
+        out["attributes"] = attrs(**values)
+    if capacity:
+        out["capacity"] = {k: {"value": v} for k, v in capacity.items()}
+    return out
+
+
+def slice_obj(
+    name: str,
+    devices: list[dict[str, Any]],
+    *,
+    driver: str = DRIVER,
+    pool: str | None = None,
+    node: str | None = None,
+    generation: int = 1,
+    **spec: Any,
+) -> dict[str, Any]:
+    pool = pool or name
+    body: dict[str, Any] = {
+        "driver": driver,
+        "pool": {"name": pool, "generation": generation, "resourceSliceCount": 1},
+        "devices": devices,
+        **spec,
+    }
+    if not any(k in spec for k in ("allNodes", "nodeSelector", "perDeviceNodeSelection")):
+        body["nodeName"] = node or pool
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": OLD},
+        "spec": body,
+    }
+
+
+def patch_obj(
+    name: str,
+    *,
+    priority: int | None = None,
+    created: str = OLD,
+    generation: int = 1,
+    driver: str | None = None,
+    pool: str | None = None,
+    device: str | None = None,
+    class_name: str | None = None,
+    selectors: Iterable[str] = (),
+    attributes: dict[str, Any] | None = None,
+    capacity: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    flt: dict[str, Any] = {}
+    for key, value in (
+        ("driver", driver),
+        ("pool", pool),
+        ("device", device),
+        ("deviceClassName", class_name),
+    ):
+        if value is not None:
+            flt[key] = value
+    if selectors:
+        flt["selectors"] = [{"cel": {"expression": e}} for e in selectors]
+    devices: dict[str, Any] = {}
+    if flt:
+        devices["filter"] = flt
+    if priority is not None:
+        devices["priority"] = priority
+    if attributes is not None:
+        devices["attributes"] = attributes
+    if capacity is not None:
+        devices["capacity"] = capacity
+    return {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "ResourceSlicePatch",
+        "metadata": {
+            "name": name,
+            "uid": f"uid-{name}",
+            "generation": generation,
+            "creationTimestamp": created,
+        },
+        "spec": {"devices": devices},
+    }
+
+
+def class_obj(name: str, *selectors: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name, "uid": f"uid-{name}"},
+        "spec": {"selectors": [{"cel": {"expression": e}} for e in selectors]},
+    }
+
+
+NULL = {"null": {}}
+
+
+@dataclass
+class Setup:
+    view: DeviceView
+    slices: MemorySource
+    classes: MemorySource
+    patches: MemorySource
+
+    async def settle(self) -> None:
+        await self.view.wait_idle()
+
+    def device(self, name: str) -> dict[str, Any]:
+        state = self.view.device(name)
+        assert state is not None, f"no device {name}"
+        return state.device
+
+    async def close(self) -> None:
+        await self.view.close()
+        for source in (self.slices, self.classes, self.patches):
+            await source.close()
+
+
+async def start_view(
+    slices: Iterable[dict[str, Any]] = (),
+    classes: Iterable[dict[str, Any]] = (),
+    patches: Iterable[dict[str, Any]] = (),
+    *,
+    budget: float = 0.01,
+) -> Setup:
+    """A started, synced view over in-memory sources holding these objects."""
+    clock = RevisionClock()
+    setup = Setup(
+        DeviceView(
+            slice_source := MemorySource(
+                "resourceslices", slices, indexers=SLICE_INDEXERS, clock=clock
+            ),
+            class_source := MemorySource("deviceclasses", classes, clock=clock),
+            patch_source := MemorySource("resourceslicepatches", patches, clock=clock),
+            budget=budget,
+        ),
+        slice_source,
+        class_source,
+        patch_source,
+    )
+    for source in (slice_source, class_source, patch_source):
+        await source.start()
+    await setup.view.start()
+    await setup.settle()
+    return setup

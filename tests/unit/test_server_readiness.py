@@ -1,0 +1,43 @@
+"""/readyz answers 503, naming what is not ready, until the device view's sources have
+synced and its first build is done; the Device resource is then served from the view."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from apiserver.registry import strategies
+from apiserver.server.app import APIServer, ServerSettings, build_app
+from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
+from apiserver.storage.sqlite import SQLiteStore
+
+GROUP = "resource.k8s.io"
+
+
+async def test_readyz_waits_for_the_device_view(store: SQLiteStore) -> None:
+    service = DeviceViewService(store, GROUP, DeviceViewOptions(patch_status=False))
+    server = APIServer(
+        store, strategies(GROUP), ServerSettings(), stores=service.stores(), services=[service]
+    )
+    server.ready = True  # the store is started by the fixture; the service is not yet
+    app = build_app(server, None)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="https://test") as client:
+        before = await client.get("/readyz", params={"verbose": "1"})
+        assert before.status_code == 503
+        assert "[-]device-view failed" in before.text
+        assert "[-]informer-resourceslices failed" in before.text
+        unavailable = await client.get(f"/apis/{GROUP}/v1alpha3/devices")
+        assert unavailable.status_code == 503
+
+        await service.start()
+        try:
+            await asyncio.wait_for(service.view.wait_synced(), 10)
+            after = await client.get("/readyz")
+            assert (after.status_code, after.text) == (200, "ok")
+            listed = await client.get(f"/apis/{GROUP}/v1alpha3/devices")
+            assert listed.status_code == 200
+            assert listed.json()["kind"] == "DeviceList"
+        finally:
+            await service.close()
