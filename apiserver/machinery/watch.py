@@ -117,7 +117,12 @@ class WatchStream:
                     else remaining
                 )
                 try:
-                    item = await asyncio.wait_for(queue.get(), timeout=wait)
+                    if queue.empty():
+                        # A timeout scope, not wait_for: no task per event and watcher.
+                        async with asyncio.timeout(wait):
+                            item = await queue.get()
+                    else:
+                        item = queue.get_nowait()
                 except TimeoutError:
                     progress = watch.progress()
                     if (
