@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import celbench, etcdbench, load, machine, mixinsize, report, suite
+from . import celbench, deviceview, etcdbench, load, machine, mixinsize, report, suite
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -24,7 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=3, help="length of one timed round")
     parser.add_argument("--warmup", type=int, default=2, help="warm-up seconds per target")
     parser.add_argument("--output", type=Path, default=RESULTS, help="the RESULTS.md to update")
-    sections = [suite.SECTION, celbench.SECTION, mixinsize.SECTION, etcdbench.SECTION]
+    sections = [
+        suite.SECTION,
+        celbench.SECTION,
+        mixinsize.SECTION,
+        etcdbench.SECTION,
+        deviceview.SECTION,
+    ]
     parser.add_argument(
         "sections",
         nargs="*",
@@ -59,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         etcd_settings = etcdbench.Settings(args.rounds, args.seconds, args.warmup)
         etcd_outcome = etcdbench.run(generator, etcd_settings)
         results[etcdbench.SECTION] = etcdbench.render(etcd_outcome, generator.description, date)
+    if deviceview.SECTION in wanted:
+        view_outcome = deviceview.run(log=lambda s: print(s, file=sys.stderr))
+        results[deviceview.SECTION] = deviceview.render(view_outcome, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0

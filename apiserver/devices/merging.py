@@ -13,14 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .patches import CompiledPatch
+from .patches import CompiledPatch, local_name
 from .state import JSON, PatchMark
 
-
-def local_name(name: str, driver: str) -> str:
-    """How the device names an attribute or capacity that a patch calls ``name``."""
-    domain, sep, ident = name.rpartition("/")
-    return ident if sep and domain == driver else name
+__all__ = ["local_name", "merge"]
 
 
 def merge(
@@ -35,9 +31,9 @@ def merge(
     decided_capacity: set[str] = set()
     marks = []
     for patch in patches:
+        attribute_entries, capacity_entries = patch.entries(driver)
         won_attributes = []
-        for name, value in patch.attributes.items():
-            key = local_name(name, driver)
+        for name, key, value in attribute_entries:
             if key in decided_attributes:
                 continue
             decided_attributes.add(key)
@@ -49,8 +45,7 @@ def merge(
             else:
                 attributes[key] = value
         won_capacity = []
-        for name, value in patch.capacity.items():
-            key = local_name(name, driver)
+        for name, key, value in capacity_entries:
             if key in decided_capacity:
                 continue
             decided_capacity.add(key)

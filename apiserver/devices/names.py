@@ -25,4 +25,10 @@ def device_object_name(slice_name: str, device_name: str) -> str:
 
 
 def device_object_uid(slice_uid: str, device_name: str) -> str:
-    return str(uuid.uuid5(_UIDS, f"{slice_uid}/{device_name}"))
+    """``uuid.uuid5(_UIDS, "slice uid/device")``, computed without building UUID objects
+    (several times faster, and it runs once per device)."""
+    digest = bytearray(hashlib.sha1(_UIDS.bytes + f"{slice_uid}/{device_name}".encode()).digest())
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = digest[:16].hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .names import device_object_uid
-from .state import JSON, DeviceState
+import functools
+
+from .state import JSON, DeviceState, PatchMark, SelectorFault
 
 KIND = "Device"
 _OWN = ("name", "includes", "nodeName", "nodeSelector", "allNodes")
@@ -24,31 +25,35 @@ def device_object(state: DeviceState, api_version: str, revision: int) -> JSON:
             spec[key] = value
     metadata: JSON = {
         "name": state.name,
-        "uid": device_object_uid(state.slice_uid, state.device_name),
+        "uid": state.uid,
         "resourceVersion": str(revision),
     }
     if state.created:
         metadata["creationTimestamp"] = state.created
     obj: JSON = {"apiVersion": api_version, "kind": KIND, "metadata": metadata, "spec": spec}
-    status: JSON = {}
-    if state.patched_by:
-        status["patchedBy"] = [
-            _mark(m.name, m.priority, m.attributes, m.capacity) for m in state.patched_by
-        ]
-    if state.selector_errors:
-        status["selectorErrors"] = [
-            {"patch": f.patch, "selector": f.selector, "message": f.message}
-            for f in state.selector_errors
-        ]
-    if status:
+    status = _status(state.patched_by, state.selector_errors)
+    if status is not None:
         obj["status"] = status
     return obj
 
 
-def _mark(name: str, priority: int, attributes: tuple[str, ...], capacity: tuple[str, ...]) -> JSON:
-    out: JSON = {"name": name, "priority": priority}
-    if attributes:
-        out["attributes"] = list(attributes)
-    if capacity:
-        out["capacity"] = list(capacity)
+@functools.lru_cache(maxsize=4096)
+def _status(patched_by: tuple[PatchMark, ...], errors: tuple[SelectorFault, ...]) -> JSON | None:
+    """The status of a device; devices the same patches shaped share one (read-only) dict."""
+    status: JSON = {}
+    if patched_by:
+        status["patchedBy"] = [_mark(m) for m in patched_by]
+    if errors:
+        status["selectorErrors"] = [
+            {"patch": f.patch, "selector": f.selector, "message": f.message} for f in errors
+        ]
+    return status or None
+
+
+def _mark(mark: PatchMark) -> JSON:
+    out: JSON = {"name": mark.name, "priority": mark.priority}
+    if mark.attributes:
+        out["attributes"] = list(mark.attributes)
+    if mark.capacity:
+        out["capacity"] = list(mark.capacity)
     return out

@@ -17,6 +17,16 @@ from .state import JSON
 NULL = None
 """How a ``null`` attribute entry (removal) is represented in ``CompiledPatch.attributes``."""
 
+Entry = tuple[str, str, Any]
+Entries = tuple[tuple[Entry, ...], tuple[Entry, ...]]
+
+
+def local_name(name: str, driver: str) -> str:
+    """How a device of ``driver`` names an attribute or capacity a patch calls ``name``:
+    the driver's own domain is left out."""
+    domain, sep, ident = name.rpartition("/")
+    return ident if sep and domain == driver else name
+
 
 def _dict(value: Any) -> JSON:
     return value if isinstance(value, dict) else {}
@@ -69,9 +79,23 @@ class CompiledPatch:
     capacity: dict[str, JSON]
     order: tuple[int, str, str] = field(init=False)
     """Precedence: higher priority first, then older, then by name."""
+    _entries: dict[str, Entries] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "order", (-self.priority, self.created, self.name))
+        object.__setattr__(self, "_entries", {})
+
+    def entries(self, driver: str) -> Entries:
+        """(name in the patch, name on a device of ``driver``, value) of its attributes
+        and of its capacities, worked out once per driver."""
+        found = self._entries.get(driver)
+        if found is None:
+            found = (
+                tuple((n, local_name(n, driver), v) for n, v in self.attributes.items()),
+                tuple((n, local_name(n, driver), v) for n, v in self.capacity.items()),
+            )
+            self._entries[driver] = found
+        return found
 
     @property
     def filter_key(self) -> tuple[Any, ...]:

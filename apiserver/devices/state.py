@@ -9,7 +9,7 @@ from typing import Any, Protocol
 JSON = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PatchMark:
     """A patch that matches a device, and the entries of the device it decides."""
 
@@ -19,7 +19,7 @@ class PatchMark:
     capacity: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SelectorFault:
     """A patch skips a device because one of its selectors failed to evaluate for it."""
 
@@ -28,12 +28,14 @@ class SelectorFault:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeviceState:
     """One device as the cluster offers it. Its dicts are shared: never mutate them."""
 
     name: str
     """The computed object's name (``names.device_object_name``)."""
+    uid: str
+    """The computed object's uid (``names.device_object_uid``)."""
     slice_name: str
     slice_uid: str
     created: str | None

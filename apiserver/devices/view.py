@@ -21,12 +21,20 @@ sources, so a listener never sees a slice before the patches that apply to it.
 CPU: CEL values are converted once per device version, class selector results are
 cached per device, compiled programs come from the CEL cache; long loops yield to the
 event loop through a ``Pacer``.
+
+Garbage collection (``pause_gc``, set by the server): the build creates a few million
+long-lived objects, and each full collection of the cyclic collector then walks all of
+them, holding the event loop for hundreds of milliseconds (see bench/RESULTS.md). So the
+build runs with the collector paused and ends with ``gc.freeze()``: later collections skip
+what the build made. The view breaks its own reference cycles when it drops a slice, a
+device or a patch, so frozen objects it lets go of are still freed by reference counting.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import logging
 from collections import defaultdict
@@ -37,7 +45,7 @@ from ..api.resource.mixins import flatten_slice
 from ..sources import Source, SourceEvent
 from .matching import Candidate, Outcome, SelectorFailure, describe, patch_outcome
 from .merging import merge
-from .names import device_object_name
+from .names import device_object_name, device_object_uid
 from .pacing import Pacer
 from .patches import CompiledClass, CompiledPatch, compile_class, compile_patch
 from .state import (
@@ -63,7 +71,17 @@ def _dict(value: Any) -> JSON:
 
 
 class _Slice:
-    __slots__ = ("created", "devices", "driver", "name", "obj", "per_device", "pool", "uid")
+    __slots__ = (
+        "created",
+        "devices",
+        "driver",
+        "name",
+        "obj",
+        "per_device",
+        "pool",
+        "shared_nodes",
+        "uid",
+    )
 
     def __init__(self, obj: JSON) -> None:
         meta = _dict(obj.get("metadata"))
@@ -75,6 +93,7 @@ class _Slice:
         self.driver = str(spec.get("driver", ""))
         self.pool = _dict(spec.get("pool"))
         self.per_device = bool(spec.get("perDeviceNodeSelection"))
+        self.shared_nodes = {k: spec[k] for k in _NODE_FIELDS if spec.get(k) is not None}
         self.devices: dict[str, _Device] = {}
 
     @property
@@ -82,17 +101,19 @@ class _Slice:
         return str(self.pool.get("name", ""))
 
     def nodes(self, device: JSON) -> JSON:
-        where = device if self.per_device else _dict(self.obj.get("spec"))
-        return {k: where[k] for k in _NODE_FIELDS if where.get(k) is not None}
+        if not self.per_device:
+            return self.shared_nodes
+        return {k: device[k] for k in _NODE_FIELDS if device.get(k) is not None}
 
 
 class _Device(Candidate):
-    __slots__ = ("faults", "matched", "object_name", "slice", "state")
+    __slots__ = ("faults", "matched", "object_name", "slice", "state", "uid")
 
     def __init__(self, owner: _Slice, raw: JSON) -> None:
         super().__init__(owner.driver, owner.pool_name, raw)
         self.slice = owner
         self.object_name = device_object_name(owner.name, self.name)
+        self.uid = device_object_uid(owner.uid, self.name)
         self.matched: dict[str, _Patch] = {}
         self.faults: dict[str, SelectorFault] = {}
         self.state: DeviceState | None = None
@@ -110,10 +131,17 @@ class _Patch:
 
 class DeviceView:
     def __init__(
-        self, slices: Source, classes: Source, patches: Source, *, budget: float = 0.01
+        self,
+        slices: Source,
+        classes: Source,
+        patches: Source,
+        *,
+        budget: float = 0.01,
+        pause_gc: bool = False,
     ) -> None:
         self.sources = {SLICES: slices, CLASSES: classes, PATCHES: patches}
         self.pacer = Pacer(budget)
+        self.pause_gc = pause_gc
         self.revision = 0
         self._published: dict[str, DeviceState] = {}
         self._slices: dict[str, _Slice] = {}
@@ -231,11 +259,24 @@ class DeviceView:
 
     async def build(self) -> None:
         """The full computation from the sources' caches, yielding to the loop as it goes."""
+        paused = self.pause_gc and gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            await self._build()
+        finally:
+            if paused:
+                gc.freeze()
+                gc.enable()
+
+    async def _build(self) -> None:
         self.pacer.begin()
         for obj in self.sources[CLASSES].items():
             self._set_class(compile_class(obj))
+            await self.pacer.tick()
         for obj in self.sources[PATCHES].items():
             self._index_patch(_Patch(compile_patch(obj)))
+            await self.pacer.tick()
         for obj in self.sources[SLICES].items():
             owner = self._add_slice(obj)
             for device in owner.devices.values():
@@ -313,6 +354,7 @@ class DeviceView:
         faults = tuple(sorted(device.faults.values(), key=lambda f: f.patch))
         return DeviceState(
             name=device.object_name,
+            uid=device.uid,
             slice_name=owner.name,
             slice_uid=owner.uid,
             created=owner.created,
@@ -484,6 +526,7 @@ class DeviceView:
                 del self._slices[key]
                 for device in old.devices.values():
                     self._remove_device(device)
+                old.devices.clear()  # no slice <-> device cycles left for the collector
             return
         new = self._add_slice(obj, old)
         previous = old.devices if old is not None else {}
@@ -508,6 +551,8 @@ class DeviceView:
         for name, device in previous.items():
             if name not in new.devices:
                 self._remove_device(device)
+        if old is not None:
+            old.devices.clear()
 
     # -- patches ---------------------------------------------------------------------
 

@@ -33,6 +33,8 @@ class DeviceViewOptions:
     """Write ResourceSlicePatch status and warning Events about faulty selectors."""
     status_interval: float = 1.0
     """At most one status write (and Event round) per patch in this many seconds."""
+    pause_gc: bool = True
+    """Build with the cyclic garbage collector paused, then freeze (see ``DeviceView``)."""
 
 
 class DeviceViewService:
@@ -51,7 +53,7 @@ class DeviceViewService:
         self.patches = StoreSource(
             store, patch_strategy.resource.key_prefix(), name="resourceslicepatches"
         )
-        self.view = DeviceView(self.slices, self.classes, self.patches)
+        self.view = DeviceView(self.slices, self.classes, self.patches, pause_gc=options.pause_gc)
         self.resource = DeviceStrategy.for_group(group).resource
         self.store = DeviceStore(self.resource, window=options.window, max_pending=options.window)
         self.view.subscribe(self.store)

@@ -6,6 +6,7 @@ selectors, watch, read-only verbs, and faulty selectors reported on the patch.""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,10 +18,11 @@ import pytest
 from apiserver.api.resource.mixins import flatten_slice
 from apiserver.cel import EvaluationError, compile_selector, device_value, evaluate
 
-from .harness import ServerProcess, start_server
+from .harness import REPO, ServerProcess, start_server
 from .objects import GROUP, TABLE, is_status, unique
 
 DEVICES = f"/apis/{GROUP}/v1alpha3/devices"
+EXAMPLES = REPO / "examples"
 WAIT = 30.0
 
 
@@ -361,3 +363,39 @@ def test_a_server_without_the_status_controller_leaves_status_alone(tmp_path: Pa
         assert "status" not in got
     finally:
         proc.stop()
+
+
+def test_the_readme_walk_through_on_the_examples(server: ServerProcess) -> None:
+    """`kubectl apply -f examples/`, then the README's commands: the patched GPU names its
+    patch, the others on that node do not."""
+    server.kubectl("apply", "-f", str(EXAMPLES))
+    name = "node-4-gpu.example.com.gpu-3"
+
+    def patched() -> dict[str, Any] | None:
+        got = server.kubectl("get", "device", name, "-o", "json", check=False)
+        if got.returncode != 0:
+            return None
+        obj: dict[str, Any] = json.loads(got.stdout)
+        return obj if obj.get("status", {}).get("patchedBy") else None
+
+    device = wait_for(patched, "the patched example device")
+    assert device["status"]["patchedBy"][0]["name"] == "node-4-gpu-3-unhealthy"
+    assert device["spec"]["attributes"]["healthy"] == {"bool": False}
+    wide = server.kubectl(
+        "get",
+        "devices",
+        "-o",
+        "wide",
+        "--field-selector",
+        "spec.driver=gpu.example.com,spec.pool.name=node-4",
+    ).stdout
+    rows = {line.split()[0]: line for line in wide.splitlines()[1:]}
+    assert "node-4-gpu-3-unhealthy" in rows[name]
+    assert "node-4-gpu-3-unhealthy" not in rows["node-4-gpu.example.com.gpu-0"]
+
+    def described() -> str | None:
+        out = server.kubectl("describe", "rsp", "node-4-gpu-3-unhealthy").stdout
+        return out if re.search(r"Matched Devices:\s+1\n", out) else None
+
+    text = wait_for(described, "the example patch's status")
+    assert "SelectorsValid" in text

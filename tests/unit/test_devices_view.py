@@ -4,12 +4,14 @@ listeners hear, revisions, and yielding to the event loop."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator, Iterable
 
 import pytest
 
 from apiserver.api.resource.mixins import flatten_slice
-from apiserver.devices import Commit, DeviceState, PatchReport, device_object_name
+from apiserver.devices import Commit, DeviceState, DeviceView, PatchReport, device_object_name
+from apiserver.sources import SLICE_INDEXERS, MemorySource, RevisionClock
 
 from .deviceobjects import (
     DRIVER,
@@ -290,3 +292,33 @@ async def test_the_view_holds_the_flattened_slice(setup: Setup) -> None:
     setup.slices.put(obj)
     await setup.settle()
     assert setup.device("mixed.gpu-0") == flatten_slice(obj["spec"])["devices"][0]
+
+
+async def test_pause_gc_builds_with_the_collector_off_and_freezes_the_result() -> None:
+    frozen = gc.get_freeze_count()
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    slices = [slice_obj(f"node-{i}", [device(f"gpu-{j}") for j in range(8)]) for i in range(50)]
+    clock = RevisionClock()
+    sources = (
+        MemorySource("resourceslices", slices, indexers=SLICE_INDEXERS, clock=clock),
+        MemorySource("deviceclasses", clock=clock),
+        MemorySource("resourceslicepatches", clock=clock),
+    )
+    view = DeviceView(*sources, pause_gc=True)
+    for source in sources:
+        await source.start()
+    gc.callbacks.append(count)
+    try:
+        await view.build()
+        assert collections == []  # nothing collected while building
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > frozen
+        assert len(view.devices()) == 400
+    finally:
+        gc.callbacks.remove(count)
+        gc.unfreeze()

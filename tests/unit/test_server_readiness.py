@@ -16,7 +16,7 @@ GROUP = "resource.k8s.io"
 
 
 async def test_readyz_waits_for_the_device_view(store: SQLiteStore) -> None:
-    service = DeviceViewService(store, GROUP, DeviceViewOptions(patch_status=False))
+    service = DeviceViewService(store, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False))
     server = APIServer(
         store, strategies(GROUP), ServerSettings(), stores=service.stores(), services=[service]
     )
