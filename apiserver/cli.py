@@ -60,6 +60,40 @@ def _parser() -> argparse.ArgumentParser:
         help="at most one status write per ResourceSlicePatch in this many seconds (default 1)",
     )
     s.add_argument(
+        "--pool-status",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="answer ResourcePoolStatusRequests (KEP-5677) and delete them when their time to"
+        " live is over (default on)",
+    )
+    s.add_argument(
+        "--pool-status-ttl",
+        type=float,
+        default=3600.0,
+        help="seconds a completed ResourcePoolStatusRequest is kept unless its"
+        " spec.ttlSecondsAfterComplete says otherwise (default 3600)",
+    )
+    s.add_argument(
+        "--pool-status-pending-ttl",
+        type=float,
+        default=24 * 3600.0,
+        help="seconds a ResourcePoolStatusRequest that never completed is kept (default 86400)",
+    )
+    s.add_argument(
+        "--pool-status-create-rate",
+        type=float,
+        default=0.2,
+        help="ResourcePoolStatusRequests each user may create per second; beyond it (and the"
+        " burst) a create is refused with 429 and Retry-After; 0 for no limit (default 0.2)",
+    )
+    s.add_argument(
+        "--pool-status-create-burst",
+        type=int,
+        default=10,
+        help="ResourcePoolStatusRequests a user may create at once before the rate applies"
+        " (default 10)",
+    )
+    s.add_argument(
         "--cert-dir",
         default="certs",
         help="where the CA and serving certificate live or are generated",
@@ -115,6 +149,11 @@ def main(argv: list[str] | None = None) -> None:
             watch_cache=args.watch_cache,
             patch_status=args.patch_status,
             patch_status_interval=args.patch_status_interval,
+            pool_status=args.pool_status,
+            pool_status_ttl=args.pool_status_ttl,
+            pool_status_pending_ttl=args.pool_status_pending_ttl,
+            pool_status_create_rate=args.pool_status_create_rate,
+            pool_status_create_burst=args.pool_status_create_burst,
             etcd_prefix=args.etcd_prefix,
             etcd_cafile=args.etcd_cafile,
             etcd_certfile=args.etcd_certfile,

@@ -2,19 +2,56 @@
 
 ``PatchStatusController`` keeps each ResourceSlicePatch's status (matched devices, the
 SelectorsValid condition) and warning Events about faulty selectors, rate-limited.
+``PoolStatusRequestController`` answers each ResourcePoolStatusRequest once from the
+``PoolIndex`` (pools kept current from the view, the slices and the claims), and
+``RequestCleaner`` deletes requests whose time to live is over.
 """
 
 from .events import EventRecorder, RegistryEventRecorder, event_name
 from .patchstatus import PatchStatusController, desired_status, selectors_condition
+from .poolindex import PoolIndex, allocated_devices
+from .poolstatus import (
+    PoolStatusMetrics,
+    PoolStatusRequestController,
+    failed_status,
+    is_processed,
+    request_status,
+    validation_errors,
+)
+from .poolsummary import (
+    DeviceFacts,
+    PoolSummary,
+    SliceFacts,
+    device_facts,
+    slice_facts,
+    summarize,
+)
 from .queue import CoalescingQueue, TokenBucket
+from .requestcleanup import RequestCleaner, deadline
 
 __all__ = [
     "CoalescingQueue",
+    "DeviceFacts",
     "EventRecorder",
     "PatchStatusController",
+    "PoolIndex",
+    "PoolStatusMetrics",
+    "PoolStatusRequestController",
+    "PoolSummary",
     "RegistryEventRecorder",
+    "RequestCleaner",
+    "SliceFacts",
     "TokenBucket",
+    "allocated_devices",
+    "deadline",
     "desired_status",
+    "device_facts",
     "event_name",
+    "failed_status",
+    "is_processed",
+    "request_status",
     "selectors_condition",
+    "slice_facts",
+    "summarize",
+    "validation_errors",
 ]

@@ -451,6 +451,7 @@ def parse_write_options(request: Request, *, apply: bool) -> WriteOptions:
         field_manager=manager,
         field_validation=FieldValidation.parse(params.get("fieldValidation")),
         force=(force_param or "").lower() in _TRUE,
+        user=str(getattr(request.scope.get("user"), "name", "") or ""),
     )
 
 

@@ -63,6 +63,8 @@ class WriteOptions:
     field_manager: str = ""
     field_validation: FieldValidation = FieldValidation.WARN
     force: bool = False
+    user: str = ""
+    """The authenticated name of who asks, for admission (empty if unknown)."""
 
 
 @dataclass(frozen=True)
@@ -253,6 +255,7 @@ class Registry:
         _, warnings = self._check_types(obj, opts)  # defaults need well-typed input
         self.strategy.prepare_for_create(obj)
         self._validate(obj, opts, self.strategy.validate)
+        self.strategy.admit_create(obj, user=opts.user, dry_run=opts.dry_run)
         if manager_fields:
             meta.pop("managedFields", None)
             self.fields.update(None, obj, self._manager(opts, user_agent), now=now)

@@ -83,6 +83,10 @@ class Strategy(Generic[M]):
         """Validate the kind-specific parts of a new object."""
         return []
 
+    def admit_create(self, obj: dict[str, Any], *, user: str, dry_run: bool) -> None:
+        """Admission of a valid new object, just before it is stored: raise a ``StatusError``
+        (e.g. 429 with Retry-After) to refuse it. ``user`` is who asks (empty if unknown)."""
+
     def validate_update(self, new: M, old: M) -> list[FieldError]:
         """Validate an update of the main resource; by default the same as a create."""
         return self.validate(new)

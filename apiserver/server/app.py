@@ -75,12 +75,15 @@ class APIServer:
         *,
         stores: Mapping[ResourceType, Store] | None = None,
         services: Sequence[Service] = (),
+        metrics: CollectorRegistry | None = None,
     ) -> None:
         """``stores``: resources served from a store of their own (computed views);
-        ``services``: what runs beside the server (sources, views, controllers)."""
+        ``services``: what runs beside the server (sources, views, controllers);
+        ``metrics``: the Prometheus registry /metrics serves, where services register theirs."""
         self.store = store
         self.settings = settings
         self.services = list(services)
+        self.metrics = metrics if metrics is not None else CollectorRegistry()
         own = stores or {}
         self.registries = {
             (s.resource.group, s.resource.version, s.resource.plural): Registry(
@@ -142,7 +145,7 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.router.redirect_slashes = False
-    metrics = _Metrics()
+    metrics = _Metrics(server.metrics)
 
     async def healthz(_request: Request) -> Response:
         return PlainTextResponse("ok")
@@ -312,8 +315,8 @@ def _aggregated(request: Request, body: bytes) -> Response:
 
 
 class _Metrics:
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry()
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
         self.requests = Counter(
             "apiserver_request_total",
             "Requests by method and HTTP code.",

@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import uvicorn
+from prometheus_client import CollectorRegistry
 
 from ..auth import TokenAuthenticator, generate_token_file
 from ..registry import DEFAULT_GROUP, strategies
+from ..registry.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
@@ -18,6 +20,7 @@ from .app import APIServer, ServerSettings, build_app
 from .certs import ensure_serving_certs
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
+from .poolstatus import PoolStatusOptions, PoolStatusService
 
 log = logging.getLogger("apiserver")
 
@@ -36,6 +39,11 @@ class ServeOptions:
     watch_cache: bool = True
     patch_status: bool = True
     patch_status_interval: float = 1.0
+    pool_status: bool = True
+    pool_status_ttl: float = 3600.0
+    pool_status_pending_ttl: float = 24 * 3600.0
+    pool_status_create_rate: float = 0.2
+    pool_status_create_burst: int = 10
     etcd_prefix: str = "/registry"
     etcd_cafile: str | None = None
     etcd_certfile: str | None = None
@@ -103,6 +111,11 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             token,
         )
     served = strategies(options.group)
+    for strategy in served:
+        if isinstance(strategy, ResourcePoolStatusRequestStrategy):
+            strategy.limit_creation(
+                options.pool_status_create_rate, options.pool_status_create_burst
+            )
     store = open_store(options.storage, history=options.watch_history, options=options)
     if options.watch_cache:
         store = WatchCache(
@@ -119,7 +132,21 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             status_interval=options.patch_status_interval,
         ),
     )
-    server = APIServer(store, served, options.settings, stores=devices.stores(), services=[devices])
+    metrics = CollectorRegistry()
+    services: list[DeviceViewService | PoolStatusService] = [devices]
+    if options.pool_status:
+        pool_options = PoolStatusOptions(
+            ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
+        )
+        services.append(PoolStatusService(store, options.group, devices, pool_options, metrics))
+    server = APIServer(
+        store,
+        served,
+        options.settings,
+        stores=devices.stores(),
+        services=services,
+        metrics=metrics,
+    )
     app = build_app(server, authenticator)
     config = uvicorn.Config(
         app,

@@ -96,6 +96,11 @@ class ServerProcess:
             # Most tests own the status of their patches; a test that wants the server to
             # write it (and its Events) passes --patch-status, which wins as the later flag.
             "--no-patch-status",
+            # Likewise for pool status requests (their status, their cleanup, and the
+            # per-user creation limit): --pool-status and a rate turn them back on.
+            "--no-pool-status",
+            "--pool-status-create-rate",
+            "0",
             *self.extra_args,
         ]
         log = open(self.log, "ab")  # noqa: SIM115 - the process owns it while it runs

@@ -45,6 +45,10 @@ def request(
         ({"driver": "d", "limit": 0}, ["spec.limit"]),
         ({"driver": "d", "limit": 1001}, ["spec.limit"]),
         ({"driver": "d", "limit": -5}, ["spec.limit"]),
+        ({"driver": "d", "ttlSecondsAfterComplete": 0}, []),
+        ({"driver": "d", "ttlSecondsAfterComplete": 2**31 - 1}, []),
+        ({"driver": "d", "ttlSecondsAfterComplete": -1}, ["spec.ttlSecondsAfterComplete"]),
+        ({"driver": "d", "ttlSecondsAfterComplete": 2**31}, ["spec.ttlSecondsAfterComplete"]),
         (
             {"driver": "", "poolName": "", "limit": 0},
             ["spec.driver", "spec.poolName", "spec.limit"],
@@ -60,6 +64,16 @@ def test_missing_driver_is_required() -> None:
     assert err.type is ErrorType.REQUIRED
 
 
+def test_ttl_message_names_the_bounds() -> None:
+    [err] = validate_resource_pool_status_request(
+        request({"driver": "d", "ttlSecondsAfterComplete": -1})
+    )
+    assert str(err) == (
+        "spec.ttlSecondsAfterComplete: Invalid value: -1: must be between 0 and 2147483647,"
+        " inclusive"
+    )
+
+
 def test_limit_message_names_the_bounds() -> None:
     [err] = validate_resource_pool_status_request(request({"driver": "d", "limit": 1001}))
     assert str(err) == "spec.limit: Invalid value: 1001: must be between 1 and 1000, inclusive"
@@ -72,6 +86,12 @@ def test_limit_message_names_the_bounds() -> None:
         ({"driver": "d", "limit": 100}, {"driver": "d", "limit": 5}, ["spec"]),
         ({"driver": "d"}, {"driver": "e"}, ["spec"]),
         ({"driver": "d"}, {"driver": "d", "poolName": "p"}, ["spec"]),
+        ({"driver": "d"}, {"driver": "d", "ttlSecondsAfterComplete": 60}, ["spec"]),
+        (
+            {"driver": "d", "ttlSecondsAfterComplete": 60},
+            {"driver": "d", "ttlSecondsAfterComplete": 60},
+            [],
+        ),
     ],
 )
 def test_spec_is_immutable(

@@ -1,4 +1,24 @@
-"""``resource.k8s.io/v1alpha1`` ResourcePoolStatusRequest (KEP-5677): pool availability on request."""
+"""``resource.k8s.io/v1alpha1`` ResourcePoolStatusRequest (KEP-5677): pool availability on request.
+
+``spec.limit`` defaults to 100 and may be at most 1,000 (the numbers the KEP settled on);
+object-size arithmetic says why 1,000 is safe. The worst case of one ``status.pools`` entry,
+as compact JSON: the nine keys with their quotes and colons (131 bytes), a driver of 63
+characters and a pool name and a node name of 253 each (575 bytes with quotes), six integers
+(four counts, sliceCount, generation) of up to 19 digits (114), commas and braces (11,
+counting the comma between entries): 831 bytes. So:
+
+* 1,000 pools: 831,000 bytes (812 KiB);
+* ``validationErrors``: 10 messages of 256 characters, 2,591 bytes with quotes and commas;
+* conditions and the rest of the status (observationTime, truncated, totalMatchingPools):
+  under 1 KiB; spec and server-set metadata (name, uid, managedFields): under 2 KiB;
+* total below 0.84 MB: more than 700 KB under etcd's default request limit
+  (``--max-request-bytes``, 1.5 MiB = 1,572,864 bytes), still 450 KB under it with
+  annotations at their cap of 256 KiB, and far inside this server's 3 MiB request body
+  limit, so a client can send the object back unchanged.
+
+With full annotations the ceiling would be about 1,550 pools; 1,000 keeps a third of the
+room in reserve. Realistic entries (counts of a few digits) are about 725 bytes.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +31,8 @@ LIMIT_DEFAULT = 100
 LIMIT_MAX = 1000
 VALIDATION_ERRORS_MAX = 10
 VALIDATION_ERROR_MAX_LENGTH = 256
+TTL_MAX = 2**31 - 1
+"""``spec.ttlSecondsAfterComplete`` is an int32, like a Job's ``ttlSecondsAfterFinished``."""
 
 
 class ResourcePoolStatusRequestSpec(APIModel):
@@ -25,6 +47,12 @@ class ResourcePoolStatusRequestSpec(APIModel):
     limit: int | None = Field(
         None,
         description=f"Maximum number of pools in the status. Defaults to {LIMIT_DEFAULT}, at most {LIMIT_MAX}.",
+    )
+    ttl_seconds_after_complete: int | None = Field(
+        None,
+        description="Seconds after the request completes (status.observationTime) at which it is "
+        "deleted. 0 deletes it as soon as it is complete. If unset, the server's default "
+        "applies (one hour unless configured otherwise).",
     )
 
 

@@ -8,6 +8,7 @@ from ...metavalidation import validate_conditions
 from ...names import dns1123_label_errors
 from ..resourcepoolstatusrequest import (
     LIMIT_MAX,
+    TTL_MAX,
     VALIDATION_ERROR_MAX_LENGTH,
     VALIDATION_ERRORS_MAX,
     ResourcePoolStatusRequest,
@@ -43,6 +44,15 @@ def validate_resource_pool_status_request(request: ResourcePoolStatusRequest) ->
                 str(path.child("limit")),
                 spec.limit,
                 f"must be between 1 and {LIMIT_MAX}, inclusive",
+            )
+        )
+    ttl = spec.ttl_seconds_after_complete
+    if ttl is not None and not 0 <= ttl <= TTL_MAX:
+        errs.append(
+            field.invalid(
+                str(path.child("ttlSecondsAfterComplete")),
+                ttl,
+                f"must be between 0 and {TTL_MAX}, inclusive",
             )
         )
     return errs

@@ -1,0 +1,309 @@
+"""Pools kept current from the device view, the slices and the claims, summarized on demand.
+
+The index holds, per pool (driver, pool name): the facts of its slices (from the slice
+source), the facts of its devices (from the device view's commits: flattened, patched) and
+the names of its allocated devices (from the claim source). Each change touches one pool
+and marks its cached ``PoolSummary`` stale; a summary is computed when a request asks for
+it and kept until the pool changes again. So a request costs a look-up per pool of the
+driver, plus a recomputation of the pools that changed since they were last asked for.
+
+CPU: the view's first ``reset`` (every device at once) is absorbed on the index's own task in
+chunks that yield to the event loop, commits arriving meanwhile wait for it; ``summaries``
+yields between pools whenever it has run for ``budget`` seconds. Handlers of the sources
+are cheap (a slice's facts, a claim's allocation results).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from ..devices import Commit, DeviceState, DeviceView
+from ..sources import Source, SourceEvent
+from ..storage import EventType
+from .poolsummary import (
+    DeviceFacts,
+    PoolKey,
+    PoolSummary,
+    SliceFacts,
+    device_facts,
+    slice_facts,
+    summarize,
+)
+
+log = logging.getLogger("apiserver.controllers.poolindex")
+
+JSON = dict[str, Any]
+CHUNK = 256
+"""Devices absorbed between two checks of the time budget."""
+
+
+class _Pool:
+    __slots__ = ("devices", "slices", "summary")
+
+    def __init__(self) -> None:
+        self.slices: dict[str, SliceFacts] = {}
+        self.devices: dict[str, DeviceFacts] = {}
+        """By the device's object name (``<slice>.<device>``)."""
+        self.summary: PoolSummary | None = None
+
+
+def allocated_devices(claim: JSON) -> tuple[tuple[str, str, str], ...]:
+    """(driver, pool, device) of every result of a claim's allocation, admin access excepted."""
+    allocation = (claim.get("status") or {}).get("allocation")
+    if not isinstance(allocation, dict):
+        return ()
+    results = (allocation.get("devices") or {}).get("results") or ()
+    out = []
+    for result in results:
+        if not isinstance(result, dict) or result.get("adminAccess"):
+            continue
+        driver, pool, device = result.get("driver"), result.get("pool"), result.get("device")
+        if isinstance(driver, str) and isinstance(pool, str) and isinstance(device, str):
+            out.append((driver, pool, device))
+    return tuple(out)
+
+
+class PoolIndex:
+    """A ``DeviceListener`` of the view and a handler of the slice and claim sources; create
+    it before the sources start, so that it hears their first lists."""
+
+    def __init__(
+        self, view: DeviceView, slices: Source, claims: Source, *, budget: float = 0.005
+    ) -> None:
+        self.view = view
+        self.slices = slices
+        self.claims = claims
+        self.budget = budget
+        self._pools: dict[PoolKey, _Pool] = {}
+        self._slices: dict[str, SliceFacts] = {}
+        self._by_driver: dict[str, set[str]] = {}
+        """Pools that have at least one slice, by driver."""
+        self._sorted: dict[str, list[str]] = {}
+        self._allocated: dict[PoolKey, dict[str, int]] = {}
+        """Per pool: allocated device name -> how many claim results name it."""
+        self._claims: dict[str, tuple[tuple[str, str, str], ...]] = {}
+        self._reset: list[DeviceState] | None = None
+        self._buffered: list[Commit] = []
+        self._wakeup = asyncio.Event()
+        self._absorbed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.longest_absorb = 0.0
+        """The longest stretch absorbing a reset held the event loop, in seconds."""
+        slices.add_handler(self._on_slice)
+        claims.add_handler(self._on_claim)
+        view.subscribe(self)
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="pool index")
+
+    async def close(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    @property
+    def has_synced(self) -> bool:
+        return self._absorbed.is_set() and self.slices.has_synced and self.claims.has_synced
+
+    async def wait_synced(self) -> None:
+        await self.slices.wait_synced()
+        await self.claims.wait_synced()
+        await self._absorbed.wait()
+
+    async def settle(self) -> None:
+        """Until the view has committed what its sources have seen, so that the slices' facts
+        and their devices agree (callers bound the wait)."""
+        await self.view.wait_idle()
+        await self._absorbed.wait()
+
+    # -- reading -----------------------------------------------------------------
+
+    def pool_names(self, driver: str) -> list[str]:
+        """The driver's pools, sorted by name."""
+        names = self._sorted.get(driver)
+        if names is None:
+            names = sorted(self._by_driver.get(driver, ()))
+            self._sorted[driver] = names
+        return names
+
+    def summary(self, driver: str, pool: str) -> PoolSummary | None:
+        """The pool's summary; None if no slice of it is known."""
+        entry = self._pools.get((driver, pool))
+        if entry is None or not entry.slices:
+            return None
+        if entry.summary is None:
+            entry.summary = summarize(
+                driver,
+                pool,
+                entry.slices.values(),
+                entry.devices.values(),
+                self._allocated.get((driver, pool), {}),
+            )
+        return entry.summary
+
+    def is_current(self, driver: str, pool: str) -> bool:
+        entry = self._pools.get((driver, pool))
+        return entry is not None and entry.summary is not None
+
+    async def summaries(self, driver: str, pool: str | None = None) -> list[PoolSummary]:
+        """The summaries of the driver's pools (or of one), sorted by pool name; stale ones
+        are computed again, yielding to the event loop every ``budget`` seconds."""
+        names = self.pool_names(driver) if pool is None else [pool]
+        out: list[PoolSummary] = []
+        began = time.perf_counter()
+        for name in names:
+            if not self.is_current(driver, name) and time.perf_counter() - began > self.budget:
+                await asyncio.sleep(0)
+                began = time.perf_counter()
+            found = self.summary(driver, name)
+            if found is not None:
+                out.append(found)
+        return out
+
+    # -- the device view (DeviceListener) -------------------------------------------
+
+    def reset(self, states: Iterable[DeviceState], revision: int) -> None:
+        self._reset = list(states)
+        self._buffered.clear()
+        self._absorbed.clear()
+        self._wakeup.set()
+
+    def apply(self, commit: Commit) -> None:
+        if self._reset is not None:
+            self._buffered.append(commit)
+            return
+        for change in commit.changes:
+            if change.old is not None:
+                self._remove_device(change.old)
+            if change.new is not None:
+                self._add_device(change.new.name, device_facts(change.new), _key(change.new))
+
+    async def _run(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            if self._reset is not None:
+                await self._absorb()
+
+    async def _absorb(self) -> None:
+        """Replace every device with the reset's, in chunks; then the commits that came
+        meanwhile, in order."""
+        states = self._reset or []
+        fresh: dict[PoolKey, dict[str, DeviceFacts]] = {}
+        began = time.perf_counter()
+        for i, state in enumerate(states):
+            fresh.setdefault(_key(state), {})[state.name] = device_facts(state)
+            if i % CHUNK == CHUNK - 1 and time.perf_counter() - began > self.budget:
+                self.longest_absorb = max(self.longest_absorb, time.perf_counter() - began)
+                await asyncio.sleep(0)
+                if self._reset is not states:
+                    return  # another reset came: start over with it
+                began = time.perf_counter()
+        for key, entry in list(self._pools.items()):
+            entry.devices = fresh.pop(key, {})
+            entry.summary = None
+            self._drop_if_empty(key, entry)
+        for key, devices in fresh.items():
+            entry = self._pools.setdefault(key, _Pool())
+            entry.devices = devices
+        self._reset = None
+        buffered, self._buffered = self._buffered, []
+        for commit in buffered:
+            self.apply(commit)
+        self.longest_absorb = max(self.longest_absorb, time.perf_counter() - began)
+        self._absorbed.set()
+
+    def _add_device(self, name: str, facts: DeviceFacts, key: PoolKey) -> None:
+        entry = self._pools.setdefault(key, _Pool())
+        entry.devices[name] = facts
+        entry.summary = None
+
+    def _remove_device(self, state: DeviceState) -> None:
+        key = _key(state)
+        entry = self._pools.get(key)
+        if entry is not None and entry.devices.pop(state.name, None) is not None:
+            entry.summary = None
+            self._drop_if_empty(key, entry)
+
+    # -- slices ----------------------------------------------------------------------
+
+    def _on_slice(self, event: SourceEvent) -> None:
+        old = self._slices.pop(event.key, None)
+        if old is not None:
+            entry = self._pools.get(old.key)
+            if entry is not None:
+                entry.slices.pop(old.name, None)
+                entry.summary = None
+                if not entry.slices:
+                    self._unlist(old.key)
+                self._drop_if_empty(old.key, entry)
+        if event.type is EventType.DELETED:
+            return
+        facts = slice_facts(event.obj)
+        if facts is None:
+            return
+        self._slices[event.key] = facts
+        entry = self._pools.setdefault(facts.key, _Pool())
+        entry.slices[facts.name] = facts
+        entry.summary = None
+        pools = self._by_driver.setdefault(facts.driver, set())
+        if facts.pool not in pools:
+            pools.add(facts.pool)
+            self._sorted.pop(facts.driver, None)
+
+    def _unlist(self, key: PoolKey) -> None:
+        driver, pool = key
+        pools = self._by_driver.get(driver)
+        if pools is not None and pool in pools:
+            pools.discard(pool)
+            if not pools:
+                del self._by_driver[driver]
+            self._sorted.pop(driver, None)
+
+    def _drop_if_empty(self, key: PoolKey, entry: _Pool) -> None:
+        if not entry.slices and not entry.devices and self._pools.get(key) is entry:
+            del self._pools[key]
+
+    # -- claims ----------------------------------------------------------------------
+
+    def _on_claim(self, event: SourceEvent) -> None:
+        new = () if event.type is EventType.DELETED else allocated_devices(event.obj)
+        old = self._claims.pop(event.key, ())
+        if new:
+            self._claims[event.key] = new
+        if new == old:
+            return
+        for driver, pool, device in old:
+            counts = self._allocated.get((driver, pool))
+            if counts is None:
+                continue
+            counts[device] -= 1
+            if counts[device] <= 0:
+                del counts[device]
+                self._touch((driver, pool))
+            if not counts:
+                del self._allocated[(driver, pool)]
+        for driver, pool, device in new:
+            counts = self._allocated.setdefault((driver, pool), {})
+            counts[device] = counts.get(device, 0) + 1
+            if counts[device] == 1:
+                self._touch((driver, pool))
+
+    def _touch(self, key: PoolKey) -> None:
+        entry = self._pools.get(key)
+        if entry is not None:
+            entry.summary = None
+
+
+def _key(state: DeviceState) -> PoolKey:
+    return (state.driver, state.pool_name)

@@ -1,0 +1,150 @@
+"""Per-user rate limiting of ResourcePoolStatusRequest creation: a token bucket per user, 429
+with Retry-After beyond it, applied through the strategy's admission hook with the user the
+authentication middleware found."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from apiserver.auth import TokenAuthenticator, UserInfo
+from apiserver.machinery.errors import StatusError
+from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
+from apiserver.registry import strategies
+from apiserver.registry.admission import UserRateLimiter
+from apiserver.registry.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from apiserver.server.app import APIServer, ServerSettings, build_app
+from apiserver.storage.sqlite import SQLiteStore
+
+GROUP = "resource.k8s.io"
+PATH = f"/apis/{GROUP}/v1alpha1/resourcepoolstatusrequests"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def refused(limiter: UserRateLimiter, user: str) -> StatusError:
+    with pytest.raises(StatusError) as raised:
+        limiter.admit(user)
+    return raised.value
+
+
+def test_a_user_gets_the_burst_then_the_rate() -> None:
+    clock = Clock()
+    limiter = UserRateLimiter(0.5, 2, clock=clock)
+    limiter.admit("alice")
+    limiter.admit("alice")
+    err = refused(limiter, "alice")
+    assert (err.code, err.reason) == (429, "TooManyRequests")
+    assert err.headers == {"Retry-After": "2"}  # one token every 2 s
+    assert err.details == {"retryAfterSeconds": 2}
+    assert "alice" in err.message
+    clock.now += 1.0
+    assert refused(limiter, "alice").headers == {"Retry-After": "1"}
+    clock.now += 1.0
+    limiter.admit("alice")
+    refused(limiter, "alice")
+
+
+def test_users_have_buckets_of_their_own() -> None:
+    limiter = UserRateLimiter(1, 1, clock=Clock())
+    limiter.admit("alice")
+    refused(limiter, "alice")
+    limiter.admit("bob")
+
+
+def test_a_dry_run_is_checked_but_takes_nothing() -> None:
+    limiter = UserRateLimiter(1, 1, clock=Clock())
+    limiter.admit("alice", dry_run=True)
+    limiter.admit("alice", dry_run=True)
+    limiter.admit("alice")
+    with pytest.raises(StatusError):
+        limiter.admit("alice", dry_run=True)
+
+
+def test_a_limit_needs_a_rate_and_a_burst() -> None:
+    with pytest.raises(ValueError, match="rate"):
+        UserRateLimiter(0, 1)
+    with pytest.raises(ValueError, match="burst"):
+        UserRateLimiter(1, 0)
+
+
+def request(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/v1alpha1",
+        "kind": "ResourcePoolStatusRequest",
+        "metadata": {"name": name},
+        "spec": {"driver": "gpu.example.com"},
+    }
+
+
+async def test_the_registry_refuses_a_create_past_the_limit_and_stores_nothing(
+    store: SQLiteStore,
+) -> None:
+    strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
+    strategy.limit_creation(0.01, 2)
+    registry = Registry(strategy, store)
+    alice = WriteOptions(user="alice")
+    await registry.create(None, request("a-1"), alice)
+    await registry.create(None, request("a-2"), alice)
+    with pytest.raises(StatusError) as raised:
+        await registry.create(None, request("a-3"), alice)
+    assert raised.value.code == 429
+    assert int(raised.value.headers["Retry-After"]) >= 1
+    await registry.create(None, request("b-1"), WriteOptions(user="bob"))
+    names = [i.obj["metadata"]["name"] for i in (await registry.list(None, ListOptions())).items]
+    assert sorted(names) == ["a-1", "a-2", "b-1"]
+
+
+async def test_an_invalid_request_takes_no_token(store: SQLiteStore) -> None:
+    strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
+    strategy.limit_creation(0.01, 1)
+    registry = Registry(strategy, store)
+    bad = request("bad")
+    bad["spec"]["limit"] = 5000
+    with pytest.raises(StatusError) as raised:
+        await registry.create(None, bad, WriteOptions(user="alice"))
+    assert raised.value.code == 422
+    await registry.create(None, request("good"), WriteOptions(user="alice"))
+
+
+async def test_a_rate_of_zero_lifts_the_limit(store: SQLiteStore) -> None:
+    strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
+    strategy.limit_creation(0.01, 1)
+    strategy.limit_creation(0, 1)
+    registry = Registry(strategy, store)
+    for i in range(5):
+        await registry.create(None, request(f"r-{i}"), WriteOptions(user="alice"))
+
+
+async def test_over_http_the_limit_is_per_authenticated_user(store: SQLiteStore) -> None:
+    served = strategies(GROUP)
+    for strategy in served:
+        if isinstance(strategy, ResourcePoolStatusRequestStrategy):
+            strategy.limit_creation(0.01, 1)
+    server = APIServer(store, served, ServerSettings())
+    server.ready = True
+    users = {"alice-token": UserInfo("alice"), "bob-token": UserInfo("bob")}
+    app = build_app(server, TokenAuthenticator(users))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="https://test") as client:
+
+        async def create(token: str, name: str) -> httpx.Response:
+            return await client.post(
+                PATH, json=request(name), headers={"Authorization": f"Bearer {token}"}
+            )
+
+        assert (await create("alice-token", "a-1")).status_code == 201
+        second = await create("alice-token", "a-2")
+        assert second.status_code == 429
+        assert int(second.headers["Retry-After"]) >= 1
+        body = second.json()
+        assert (body["kind"], body["reason"], body["code"]) == ("Status", "TooManyRequests", 429)
+        assert (await create("bob-token", "b-1")).status_code == 201

@@ -1,0 +1,64 @@
+"""The pool status service in the server: /readyz waits for its sources and index, and the
+KEP's three metrics are on the registry /metrics serves."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+from prometheus_client import CollectorRegistry
+
+from apiserver.registry import strategies
+from apiserver.server.app import APIServer, ServerSettings, build_app
+from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
+from apiserver.server.poolstatus import PoolStatusService
+from apiserver.storage.sqlite import SQLiteStore
+
+GROUP = "resource.k8s.io"
+METRICS = (
+    ("resourcepoolstatus_request_processing_duration_seconds", "histogram"),
+    ("resourcepoolstatus_request_processing_errors_total", "counter"),
+    ("resourcepoolstatus_requests_processed_total", "counter"),
+)
+
+
+async def test_readyz_waits_for_the_pool_index_and_metrics_are_served(store: SQLiteStore) -> None:
+    metrics = CollectorRegistry()
+    devices = DeviceViewService(store, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False))
+    pools = PoolStatusService(store, GROUP, devices, metrics=metrics)
+    server = APIServer(
+        store,
+        strategies(GROUP),
+        ServerSettings(),
+        stores=devices.stores(),
+        services=[devices, pools],
+        metrics=metrics,
+    )
+    server.ready = True  # the store is started by the fixture; the services are not yet
+    app = build_app(server, None)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="https://test") as client:
+        before = await client.get("/readyz", params={"verbose": "1"})
+        assert before.status_code == 503
+        for check in (
+            "pool-status",
+            "informer-resourceclaims",
+            "informer-resourcepoolstatusrequests",
+        ):
+            assert f"[-]{check} failed" in before.text
+
+        exposed = (await client.get("/metrics")).text
+        for name, kind in METRICS:
+            assert f"# TYPE {name} {kind}\n" in exposed
+        assert "apiserver_request_total" in exposed  # the server's own, on the same registry
+
+        for service in (devices, pools):
+            await service.start()
+        try:
+            await asyncio.wait_for(pools.index.wait_synced(), 10)
+            after = await client.get("/readyz", params={"verbose": "1"})
+            assert after.status_code == 200
+            assert "[+]pool-status ok" in after.text
+        finally:
+            for service in (pools, devices):
+                await service.close()
