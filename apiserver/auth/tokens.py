@@ -65,6 +65,7 @@ def generate_token_file(path: str | Path, user: str = "admin") -> str:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # also when an existing file was more open
     with os.fdopen(fd, "w") as f:
         f.write(f'{token},{user},{user},"{MASTERS}"\n')
     return token

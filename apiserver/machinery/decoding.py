@@ -96,9 +96,15 @@ def check_depth(body: bytes, value: Any) -> None:
 
 
 def _check_yaml_depth(body: bytes) -> None:
-    """Reject YAML nested deeper than ``MAX_DEPTH`` from the parser's events, before composing."""
+    """Reject YAML nested deeper than ``MAX_DEPTH``, or using aliases, from the parser's
+    events before composing: aliases let a few hundred bytes expand into gigabytes
+    (a "billion laughs" document), and JSON-shaped objects never need them."""
     depth = 0
     for event in yaml.parse(body, Loader=_JSONCompatibleLoader):
+        if isinstance(event, yaml.AliasEvent):
+            raise errors.bad_request(
+                "the request body could not be decoded: YAML aliases are not supported"
+            )
         if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
             depth += 1
             if depth > MAX_DEPTH:

@@ -156,6 +156,10 @@ def too_large(limit: int) -> StatusError:
     )
 
 
+def too_large_patch(message: str) -> StatusError:
+    return StatusError(413, "RequestEntityTooLarge", message)
+
+
 def expired(message: str) -> StatusError:
     return StatusError(410, "Expired", message)
 

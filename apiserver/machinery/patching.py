@@ -16,6 +16,10 @@ from ..api import field as fielderr
 from . import errors
 from .decoding import check_depth
 
+MAX_JSON_PATCH_OPERATIONS = 10_000
+MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024
+"""Limits that keep a small patch from building a huge object (as kube-apiserver's)."""
+
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
@@ -33,8 +37,26 @@ def apply_json_patch(
     check_depth(body, operations)
     if not isinstance(operations, list):
         raise errors.bad_request("a JSON patch must be an array of operations")
+    if len(operations) > MAX_JSON_PATCH_OPERATIONS:
+        raise errors.too_large_patch(
+            f"the JSON patch has {len(operations)} operations, more than the limit of"
+            f" {MAX_JSON_PATCH_OPERATIONS}"
+        )
+    patched: Any = copy.deepcopy(obj)
+    copied = 0
     try:
-        patched = jsonpatch.JsonPatch(operations).apply(obj, in_place=False)
+        for op in operations:
+            if isinstance(op, dict) and op.get("op") == "copy":
+                # "copy" is the one operation that grows the object beyond the patch's own
+                # bytes; doubling a value twenty times would take gigabytes.
+                copied += len(
+                    orjson.dumps(jsonpatch.JsonPointer(op.get("from", "")).resolve(patched))
+                )
+                if copied > MAX_JSON_PATCH_COPY_BYTES:
+                    raise errors.too_large_patch(
+                        f"the JSON patch copies more than {MAX_JSON_PATCH_COPY_BYTES} bytes"
+                    )
+            patched = jsonpatch.JsonPatch([op]).apply(patched, in_place=True)
     except (
         jsonpatch.JsonPatchException,
         jsonpatch.JsonPointerException,

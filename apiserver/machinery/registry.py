@@ -499,7 +499,11 @@ class Registry:
                     if err.reason == "AlreadyExists":
                         continue
                     raise
-            self._check_pinned(config, current, name)
+            pinned = self._check_pinned(config, current, name)
+            if pinned and pinned != str(current.revision):
+                raise errors.conflict(
+                    self.resource.plural, self.resource.group, name, errors.MODIFIED
+                )
             merged = self._applied(current, config, opts, name, subresource)
             try:
                 return await self._write_update(

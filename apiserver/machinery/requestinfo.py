@@ -26,7 +26,7 @@ def parse_request(method: str, segments: list[str], *, watch_param: str | None) 
     if len(parts) >= 3 and parts[0] == "namespaces":
         namespace = parts[1]
         parts = parts[2:]
-    if not parts or not parts[0] or len(parts) > 3 or any(not p for p in parts):
+    if namespace == "" or not parts or len(parts) > 3 or any(not p for p in parts):
         raise errors.StatusError(
             404, "NotFound", "the server could not find the requested resource"
         )

@@ -26,6 +26,8 @@ from . import errors
 from .registry import ListOptions, Registry, parse_resource_version
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+QUEUE_LIMIT = 1024
+"""Events a watch stream holds for a client that reads slowly, beyond what the store holds."""
 
 
 @dataclass(frozen=True)
@@ -100,22 +102,32 @@ class WatchStream:
                 yield WatchItem("ADDED", stored)
             if self.request.allow_bookmarks:
                 yield WatchItem("BOOKMARK", revision=self.start_revision, initial_end=True)
-        queue: asyncio.Queue[WatchEvent | BaseException | None] = asyncio.Queue()
+        # Bounded: a client that reads slowly stops the pump, the store's subscription then
+        # backs up, and past its own limit the store ends the watch (the client re-watches).
+        queue: asyncio.Queue[WatchEvent | BaseException | None] = asyncio.Queue(QUEUE_LIMIT)
         watch = self.registry.store.watch(
             self.registry.resource.key_prefix(self.namespace), self.start_revision
         )
         pump = asyncio.create_task(_pump(watch, queue))
+        interval = self.request.bookmark_interval
+        next_bookmark = time.monotonic() + interval
         last_bookmark = self.start_revision
         try:
             while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                now = time.monotonic()
+                if now >= deadline:
                     return
-                wait = (
-                    min(remaining, self.request.bookmark_interval)
-                    if self.request.allow_bookmarks
-                    else remaining
-                )
+                if self.request.allow_bookmarks and now >= next_bookmark:
+                    # Due even while events keep coming (they may all be filtered out): a
+                    # watcher with selectors must still learn how far the resource has got.
+                    next_bookmark = now + interval
+                    progress = watch.progress() if queue.empty() else None
+                    if progress is not None and progress > last_bookmark:
+                        last_bookmark = progress
+                        yield WatchItem("BOOKMARK", revision=progress)
+                wait = deadline - now
+                if self.request.allow_bookmarks:
+                    wait = min(wait, max(next_bookmark - now, 0.0))
                 try:
                     if queue.empty():
                         # A timeout scope, not wait_for: no task per event and watcher.
@@ -124,14 +136,6 @@ class WatchStream:
                     else:
                         item = queue.get_nowait()
                 except TimeoutError:
-                    progress = watch.progress()
-                    if (
-                        self.request.allow_bookmarks
-                        and progress is not None
-                        and progress > last_bookmark
-                    ):
-                        last_bookmark = progress
-                        yield WatchItem("BOOKMARK", revision=progress)
                     continue
                 if item is None:
                     return
@@ -183,10 +187,10 @@ async def _pump(
     """Move events from the store watch into a queue the stream can wait on with timeouts."""
     try:
         async for event in watch:  # type: ignore[union-attr]
-            queue.put_nowait(event)
+            await queue.put(event)
     except asyncio.CancelledError:
         raise
-    except BaseException as exc:  # delivered to the stream, which ends with an ERROR event
-        queue.put_nowait(exc)
+    except Exception as exc:  # delivered to the stream, which ends with an ERROR event
+        await queue.put(exc)
         return
-    queue.put_nowait(None)
+    await queue.put(None)

@@ -31,7 +31,9 @@ class ServingFiles:
 
 
 def _write(path: Path, data: bytes, private: bool = False) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
+    mode = 0o600 if private else 0o644
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    os.fchmod(fd, mode)  # the mode of open() only applies to a file it creates
     with os.fdopen(fd, "wb") as f:
         f.write(data)
 

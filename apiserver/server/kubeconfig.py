@@ -35,5 +35,6 @@ def write_kubeconfig(
     if target.parent != Path():
         target.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # also when an existing file was more open
     with os.fdopen(fd, "w") as f:
         yaml.safe_dump(config, f, sort_keys=False)

@@ -9,8 +9,10 @@ rows superseded at or below the compacted revision; older requests get 410 Gone.
 Durability: every write is acknowledged only after its transaction commits with
 ``synchronous=FULL``. Writes run on one writer thread, which commits whatever queued up
 meanwhile in one transaction (group commit, each write in its own savepoint), so
-concurrent writers share fsyncs without weakening the guarantee. Reads run on a small
-pool of reader threads with their own connections; the event loop never touches SQLite.
+concurrent writers share fsyncs without weakening the guarantee. Scans run on a small
+pool of reader threads with their own connections; a point read (one primary-key lookup,
+cheaper than the hop to a thread) runs on the event loop and never waits for a lock: if
+the database is busy it goes to a reader thread instead.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ class SQLiteStore:
         self._fanout = Fanout()
         self._revision = 1
         self._compacted = 0
+        self._pending_compacted = 0
         self._queue: queue.Queue[_Write | None] = queue.Queue()
         self._writer: threading.Thread | None = None
         self._readers: ThreadPoolExecutor | None = None
@@ -110,6 +113,8 @@ class SQLiteStore:
         self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sqlite-reader")
         self._point_reader = self._connect()
         self._point_reader.execute("PRAGMA query_only=ON")
+        # Never wait on the event loop: a busy database sends the read to a reader thread.
+        self._point_reader.execute("PRAGMA busy_timeout=0")
 
     async def close(self) -> None:
         if self._closed:
@@ -120,7 +125,7 @@ class SQLiteStore:
         if self._writer is not None:
             await asyncio.to_thread(self._writer.join)
         if self._readers is not None:
-            self._readers.shutdown(wait=True)
+            await asyncio.to_thread(self._readers.shutdown, True)
         with self._connections_lock:
             for conn in self._reader_connections:
                 conn.close()
@@ -228,6 +233,8 @@ class SQLiteStore:
     def _commit_batch(self, conn: sqlite3.Connection, batch: list[_Write]) -> None:
         assert self._loop is not None
         revision = self._revision
+        # Compaction takes effect (and may answer 410) only once its transaction commits.
+        self._pending_compacted = self._compacted
         try:
             conn.execute("BEGIN IMMEDIATE")
             for write in batch:
@@ -247,7 +254,7 @@ class SQLiteStore:
             if revision - self._compacted > self.history + max(self.history // 10, 100):
                 self._compact(conn, revision - self.history)
             conn.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except Exception as exc:  # roll back whatever went wrong, then fail the whole batch
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             failure = StorageUnavailableError("", f"storage write failed: {exc}")
@@ -255,6 +262,7 @@ class SQLiteStore:
                 self._loop.call_soon_threadsafe(_settle, write.future, failure)
             return
         self._revision = revision
+        self._compacted = self._pending_compacted
         # Events are published in revision order before any writer is told it succeeded,
         # so a client that saw its write acknowledged can watch from its revision.
         events = [
@@ -271,6 +279,7 @@ class SQLiteStore:
             self._fanout.publish(event)
 
     def _compact(self, conn: sqlite3.Connection, revision: int) -> None:
+        self._pending_compacted = max(self._pending_compacted, revision)
         conn.execute(
             "DELETE FROM log WHERE rev <= ?1 AND (event = 2 OR EXISTS ("
             " SELECT 1 FROM log n WHERE n.key = log.key AND n.rev > log.rev AND n.rev <= ?1))",
@@ -281,7 +290,6 @@ class SQLiteStore:
             " ON CONFLICT(name) DO UPDATE SET value = ?1",
             (revision,),
         )
-        self._compacted = revision
 
     async def _submit(
         self, apply: Callable[[sqlite3.Connection, int], tuple[StoredObject, WatchEvent] | None]
@@ -378,10 +386,10 @@ class SQLiteStore:
         if self._closed or self._point_reader is None:
             raise StorageUnavailableError("", "the store is not running")
         try:
-            row = self._point_reader.execute(
-                "SELECT l.rev, l.value FROM current c JOIN log l ON l.rev = c.rev WHERE c.key = ?",
-                (key,),
-            ).fetchone()
+            row = _point_read(self._point_reader, key)
+        except sqlite3.OperationalError:
+            # Busy (the loop never waits for a lock): a reader thread may.
+            row = await self._read(lambda conn: _point_read(conn, key))
         except sqlite3.Error as exc:
             raise StorageUnavailableError("", f"storage read failed: {exc}") from exc
         return StoredObject(key, row[0], row[1]) if row else None
@@ -499,6 +507,13 @@ class _SQLiteWatch:
 
     async def close(self) -> None:
         self._sub.close()
+
+
+def _point_read(conn: sqlite3.Connection, key: str) -> Any:
+    return conn.execute(
+        "SELECT l.rev, l.value FROM current c JOIN log l ON l.rev = c.rev WHERE c.key = ?",
+        (key,),
+    ).fetchone()
 
 
 def _settle(

@@ -327,3 +327,15 @@ def test_unknown_fields_and_type_errors_are_both_reported() -> None:
     assert model is None
     assert unknown == ["spec.devices.bogus"]
     assert [e.field for e in errs] == ["spec.devices.priority"]
+
+
+def test_yaml_aliases_are_rejected_before_they_expand() -> None:
+    """A "billion laughs" document: a few hundred bytes of aliases that expand exponentially."""
+    lines = ['a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for level in range(1, 9):
+        refs = ", ".join([f"*{chr(96 + level)}"] * 9)
+        lines.append(f"{chr(97 + level)}: &{chr(97 + level)} [{refs}]")
+    with pytest.raises(StatusError) as caught:
+        decode_body("\n".join(lines).encode(), "application/yaml")
+    assert caught.value.code == 400
+    assert "aliases" in caught.value.message

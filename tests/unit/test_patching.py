@@ -171,3 +171,32 @@ def test_malformed_json_patch_is_a_400(body: bytes, message: str) -> None:
         apply_json_patch(copy.deepcopy(OBJ), body, "Kind", "g.io", "p")
     assert info.value.code == 400
     assert message in info.value.message
+
+
+def test_a_json_patch_that_keeps_doubling_a_value_is_413() -> None:
+    """Repeated "copy" of a value into itself would double the object each time; the bytes
+    copied are capped, so a 1 KB patch cannot build a huge object."""
+    obj: dict[str, Any] = {"spec": {"a": ["x" * 1000]}}
+    ops = [{"op": "copy", "from": "/spec/a", "path": "/spec/a/-"} for _ in range(40)]
+    with pytest.raises(StatusError) as caught:
+        apply_json_patch(obj, orjson.dumps(ops), "K", "g", "n")
+    assert (caught.value.code, caught.value.reason) == (413, "RequestEntityTooLarge")
+    assert obj == {"spec": {"a": ["x" * 1000]}}  # the stored object is untouched
+
+
+def test_a_few_copies_are_fine() -> None:
+    obj: dict[str, Any] = {"spec": {"a": 1}}
+    ops = [{"op": "copy", "from": "/spec/a", "path": f"/spec/b{i}"} for i in range(3)]
+    assert apply_json_patch(obj, orjson.dumps(ops), "K", "g", "n")["spec"] == {
+        "a": 1,
+        "b0": 1,
+        "b1": 1,
+        "b2": 1,
+    }
+
+
+def test_too_many_json_patch_operations_is_413() -> None:
+    ops = [{"op": "test", "path": "/spec", "value": {}}] * 10_001
+    with pytest.raises(StatusError) as caught:
+        apply_json_patch({"spec": {}}, orjson.dumps(ops), "K", "g", "n")
+    assert caught.value.code == 413

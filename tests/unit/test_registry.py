@@ -790,3 +790,15 @@ async def test_rpsr_replace_without_the_defaulted_limit_is_not_a_spec_change(
     updated = (await rpsr.update(None, "again", resent, OPTS)).obj.obj
     assert updated["spec"]["limit"] == 100
     assert updated["metadata"]["generation"] == created["metadata"]["generation"]
+
+
+async def test_apply_with_a_stale_resource_version_is_409(rsp: Registry) -> None:
+    """An applied configuration that pins an old resourceVersion conflicts, as upstream."""
+    created = await create(rsp, "pinned")
+    await rsp.patch(None, "pinned", b'{"spec":{"devices":{"priority":2}}}', MERGE_PATCH, OPTS)
+    config = patch_body("pinned", 3)
+    config["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+    opts = WriteOptions(field_manager="applier")
+    err = await status_error(rsp.patch(None, "pinned", b"", APPLY_PATCH, opts, apply_config=config))
+    assert (err.code, err.reason) == (409, "Conflict")
+    assert (await stored(rsp, "pinned"))["spec"]["devices"]["priority"] == 2

@@ -96,3 +96,10 @@ def test_verbs_that_do_not_fit_the_path_are_405(method: str, segments: list[str]
         parse_request(method, segments, watch_param=None)
     assert (info.value.code, info.value.reason) == (405, "MethodNotAllowed")
     assert f'on resources of kind "{RSP}"' in info.value.message
+
+
+def test_an_empty_namespace_segment_is_not_found() -> None:
+    """``/namespaces//events`` names no namespace: 404, not a list across all of them."""
+    with pytest.raises(StatusError) as caught:
+        parse_request("GET", ["namespaces", "", "events"], watch_param=None)
+    assert caught.value.code == 404
