@@ -7,7 +7,17 @@ import sys
 import time
 from pathlib import Path
 
-from . import celbench, deviceview, etcdbench, load, machine, mixinsize, report, suite
+from . import (
+    celbench,
+    deviceview,
+    etcdbench,
+    load,
+    machine,
+    mixinsize,
+    poolstatus,
+    report,
+    suite,
+)
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -30,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         mixinsize.SECTION,
         etcdbench.SECTION,
         deviceview.SECTION,
+        poolstatus.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -68,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     if deviceview.SECTION in wanted:
         view_outcome = deviceview.run(log=lambda s: print(s, file=sys.stderr))
         results[deviceview.SECTION] = deviceview.render(view_outcome, date)
+    if poolstatus.SECTION in wanted:
+        pool_outcome = poolstatus.run(log=lambda s: print(s, file=sys.stderr))
+        results[poolstatus.SECTION] = poolstatus.render(pool_outcome, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0

@@ -11,12 +11,19 @@ CPU: the view's first ``reset`` (every device at once) is absorbed on the index'
 chunks that yield to the event loop, commits arriving meanwhile wait for it; ``summaries``
 yields between pools whenever it has run for ``budget`` seconds. Handlers of the sources
 are cheap (a slice's facts, a claim's allocation results).
+
+Garbage collection (``freeze_gc``, set by the server as for the device view): the first
+absorb runs with the cyclic collector paused, and once the claims have been listed too,
+``gc.freeze()`` moves what the start-up made (the facts of every device, the claim cache)
+out of the collector's sight, so later full collections do not walk it (see
+bench/RESULTS.md for the stalls this avoids).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from collections.abc import Iterable
@@ -73,9 +80,16 @@ class PoolIndex:
     it before the sources start, so that it hears their first lists."""
 
     def __init__(
-        self, view: DeviceView, slices: Source, claims: Source, *, budget: float = 0.005
+        self,
+        view: DeviceView,
+        slices: Source,
+        claims: Source,
+        *,
+        budget: float = 0.005,
+        freeze_gc: bool = False,
     ) -> None:
         self.view = view
+        self.freeze_gc = freeze_gc
         self.slices = slices
         self.claims = claims
         self.budget = budget
@@ -189,11 +203,24 @@ class PoolIndex:
                 self._add_device(change.new.name, device_facts(change.new), _key(change.new))
 
     async def _run(self) -> None:
+        frozen = not self.freeze_gc
         while True:
             await self._wakeup.wait()
             self._wakeup.clear()
-            if self._reset is not None:
+            if self._reset is None:
+                continue
+            paused = not frozen and gc.isenabled()
+            if paused:
+                gc.disable()
+            try:
                 await self._absorb()
+            finally:
+                if paused:
+                    gc.enable()
+            if not frozen and self._absorbed.is_set():
+                await self.claims.wait_synced()
+                gc.freeze()
+                frozen = True
 
     async def _absorb(self) -> None:
         """Replace every device with the reset's, in chunks; then the commits that came

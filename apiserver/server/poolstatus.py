@@ -36,6 +36,8 @@ class PoolStatusOptions:
     rate: float = 20.0
     """Requests processed per second, at most (the work queue's token bucket)."""
     burst: int = 100
+    freeze_gc: bool = True
+    """Freeze what the start-up made out of the cyclic collector's sight (see ``PoolIndex``)."""
 
 
 class PoolStatusService:
@@ -55,7 +57,9 @@ class PoolStatusService:
         self.requests = StoreSource(
             store, strategy.resource.key_prefix(), name="resourcepoolstatusrequests"
         )
-        self.index = PoolIndex(devices.view, devices.slices, self.claims)
+        self.index = PoolIndex(
+            devices.view, devices.slices, self.claims, freeze_gc=options.freeze_gc
+        )
         registry = Registry(strategy, store)
         self.controller = PoolStatusRequestController(
             self.index,

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 from apiserver.registry import strategies
 from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
-from apiserver.server.poolstatus import PoolStatusService
+from apiserver.server.poolstatus import PoolStatusOptions, PoolStatusService
 from apiserver.storage.sqlite import SQLiteStore
 
 GROUP = "resource.k8s.io"
@@ -25,7 +25,9 @@ METRICS = (
 async def test_readyz_waits_for_the_pool_index_and_metrics_are_served(store: SQLiteStore) -> None:
     metrics = CollectorRegistry()
     devices = DeviceViewService(store, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False))
-    pools = PoolStatusService(store, GROUP, devices, metrics=metrics)
+    pools = PoolStatusService(
+        store, GROUP, devices, PoolStatusOptions(freeze_gc=False), metrics=metrics
+    )
     server = APIServer(
         store,
         strategies(GROUP),
