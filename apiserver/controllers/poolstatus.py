@@ -21,9 +21,10 @@ new version.
 
 When it cannot answer: a computation that raises is retried with exponential backoff and
 after ``error_retries`` attempts answered with ``Failed=True``, reason ``CalculationFailed``;
-a status the server refuses (4xx other than 404 and 409, e.g. too large for the store) is
-replaced by ``Failed=True``, reason ``StatusRejected``. Both set ``observationTime``: the
-request is done either way.
+a status the server refuses (4xx other than 404 and 409, or an internal error through
+``error_retries`` attempts, e.g. etcd finding it too large) is replaced by ``Failed=True``,
+reason ``StatusRejected``. Both set ``observationTime``: the request is done either way. An
+unavailable store (503, 504) is waited out, with the same backoff.
 
 Metrics (the KEP's names): ``resourcepoolstatus_request_processing_duration_seconds`` (from
 the moment this replica queued the request to its status write: queue wait, retries and
@@ -276,6 +277,16 @@ class PoolStatusRequestController:
         status = request_status(summaries, limit, now_rfc3339(), generation)
         return await self._write(name, obj, status)
 
+    def _refused(self, name: str, err: errors.StatusError) -> bool:
+        """Whether the server will not take this status: a client error (say, too large), or
+        an internal one that persisted through the retries. An unavailable or slow store is
+        waited out instead."""
+        if 400 <= err.code < 500:
+            return True
+        if err.code in (503, 504):
+            return False
+        return self._attempts.get(name, 0) + 1 >= self.error_retries
+
     async def _write(self, name: str, obj: JSON, status: JSON, *, failed: bool = False) -> bool:
         """Write ``status`` on the version of the request that was read; on a conflict read
         again and stop if someone else answered it."""
@@ -308,7 +319,7 @@ class PoolStatusRequestController:
                         self._forget(name)
                         return False
                     continue
-                if 400 <= err.code < 500 and not failed:
+                if not failed and self._refused(name, err):
                     self.metrics.errors.inc()
                     log.warning("resourcepoolstatusrequest %s: status refused: %s", name, err)
                     message = f"the status was refused ({err.code} {err.reason}): {err.message}"

@@ -590,18 +590,24 @@ async def test_a_conflict_without_an_answer_writes_on_the_new_version(store: SQL
 class RefusingRegistry(Registry):
     """Refuses any status that lists pools, as a store would one that is too large."""
 
+    code = 413
+
     async def update(self, *args: Any, **kwargs: Any) -> Any:
         body = args[2]
         if body.get("status", {}).get("pools"):
-            raise errors.StatusError(
-                413, "RequestEntityTooLarge", "etcdserver: request is too large"
-            )
+            raise errors.StatusError(self.code, "Refused", "etcdserver: request is too large")
         return await super().update(*args, **kwargs)
 
 
-async def test_a_refused_status_is_answered_with_a_failed_condition(store: SQLiteStore) -> None:
+@pytest.mark.parametrize(("code", "failures"), [(413, 1), (500, 3)])
+async def test_a_refused_status_is_answered_with_a_failed_condition(
+    store: SQLiteStore, code: int, failures: int
+) -> None:
+    """A client error at once; an internal error once the retries are spent."""
     strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
-    built = parts(store, registry=RefusingRegistry(strategy, store))
+    refusing = RefusingRegistry(strategy, store)
+    refusing.code = code
+    built = parts(store, registry=refusing, error_retries=3)
     await built.start()
     try:
         slices = Registry(ResourceSliceStrategy.upstream(), store)
@@ -622,7 +628,7 @@ async def test_a_refused_status_is_answered_with_a_failed_condition(store: SQLit
         assert status["observationTime"]
         assert "pools" not in status
         sample = built.metrics.get_sample_value
-        assert sample("resourcepoolstatus_request_processing_errors_total") == 1
+        assert sample("resourcepoolstatus_request_processing_errors_total") == failures
         assert sample("resourcepoolstatus_requests_processed_total") == 1
     finally:
         await built.close()
