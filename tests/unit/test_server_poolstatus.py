@@ -58,7 +58,16 @@ async def test_readyz_waits_for_the_pool_index_and_metrics_are_served(store: SQL
             await service.start()
         try:
             await asyncio.wait_for(pools.index.wait_synced(), 10)
-            after = await client.get("/readyz", params={"verbose": "1"})
+
+            async def ready() -> httpx.Response:
+                # Every service reports on its own schedule: wait for all, boundedly.
+                while True:
+                    response = await client.get("/readyz", params={"verbose": "1"})
+                    if response.status_code == 200:
+                        return response
+                    await asyncio.sleep(0.02)
+
+            after = await asyncio.wait_for(ready(), 10)
             assert after.status_code == 200
             assert "[+]pool-status ok" in after.text
         finally:
