@@ -17,8 +17,6 @@ nothing is written when the stored status already says the same.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -31,6 +29,7 @@ from ..machinery import errors
 from ..machinery.patching import MERGE_PATCH
 from ..machinery.registry import Registry, WriteOptions, now_rfc3339
 from ..sources import Source, SourceEvent
+from ..tasks import BackgroundTask
 from .events import EventRecorder
 from .queue import CoalescingQueue, TokenBucket
 
@@ -118,7 +117,7 @@ class PatchStatusController:
         self.bucket = TokenBucket(rate, burst, clock)
         self._faults: dict[str, dict[tuple[str, str], int]] = {}
         """Per patch uid: the failures already recorded, and on how many devices."""
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask("patch status", self._run, log)
         view.subscribe_patches(self._on_reports)
         patches.add_handler(self._on_patch)
 
@@ -131,15 +130,10 @@ class PatchStatusController:
         self.queue.add(event.key)
 
     async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="patch status")
+        self._task.start()
 
     async def close(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._task.close()
 
     async def _run(self) -> None:
         await self.view.wait_synced()

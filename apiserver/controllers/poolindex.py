@@ -22,7 +22,6 @@ bench/RESULTS.md for the stalls this avoids).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import time
@@ -32,6 +31,7 @@ from typing import Any
 from ..devices import Commit, DeviceState, DeviceView
 from ..sources import Source, SourceEvent
 from ..storage import EventType
+from ..tasks import BackgroundTask
 from .poolsummary import (
     DeviceFacts,
     PoolKey,
@@ -105,7 +105,7 @@ class PoolIndex:
         self._buffered: list[Commit] = []
         self._wakeup = asyncio.Event()
         self._absorbed = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask("pool index", self._run, log)
         self.longest_absorb = 0.0
         """The longest stretch absorbing a reset held the event loop, in seconds."""
         slices.add_handler(self._on_slice)
@@ -115,15 +115,10 @@ class PoolIndex:
     # -- lifecycle ---------------------------------------------------------------
 
     async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="pool index")
+        self._task.start()
 
     async def close(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._task.close()
 
     @property
     def has_synced(self) -> bool:

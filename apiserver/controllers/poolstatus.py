@@ -49,6 +49,7 @@ from ..machinery import errors
 from ..machinery.registry import Registry, WriteOptions, now_rfc3339
 from ..sources import Source, SourceEvent, object_revision
 from ..storage import EventType
+from ..tasks import BackgroundTask
 from .poolindex import PoolIndex
 from .poolsummary import PoolSummary, clip
 from .queue import CoalescingQueue, TokenBucket
@@ -171,7 +172,7 @@ class PoolStatusRequestController:
         self._attempts: dict[str, int] = {}
         self._incomplete: dict[str, int] = {}
         self._later: dict[str, asyncio.TimerHandle] = {}
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask("pool status requests", self._run, log)
         requests.add_handler(self._on_request)
 
     # -- lifecycle ---------------------------------------------------------------
@@ -204,15 +205,10 @@ class PoolStatusRequestController:
         self.queue.add(name)
 
     async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="pool status requests")
+        self._task.start()
 
     async def close(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._task.close()
         for later in self._later.values():
             later.cancel()
         self._later.clear()

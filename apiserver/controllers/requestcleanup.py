@@ -24,6 +24,7 @@ from typing import Any
 from ..machinery import errors
 from ..machinery.registry import DeleteOptions, Registry
 from ..sources import Source, SourceEvent
+from ..tasks import BackgroundTask
 
 log = logging.getLogger("apiserver.controllers.requestcleanup")
 
@@ -77,22 +78,17 @@ class RequestCleaner:
         self.now = now
         self.deleted = 0
         self._wakeup = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask("pool status request cleanup", self._run, log)
         requests.add_handler(self._on_request)
 
     def _on_request(self, _event: SourceEvent) -> None:
         self._wakeup.set()
 
     async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="pool status request cleanup")
+        self._task.start()
 
     async def close(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._task.close()
 
     async def _run(self) -> None:
         await self.requests.wait_synced()

@@ -33,7 +33,6 @@ device or a patch, so frozen objects it lets go of are still freed by reference 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import itertools
 import logging
@@ -43,6 +42,7 @@ from typing import Any
 
 from ..api.resource.mixins import flatten_slice
 from ..sources import Source, SourceEvent
+from ..tasks import BackgroundTask
 from .matching import Candidate, Outcome, SelectorFailure, describe, patch_outcome
 from .merging import merge
 from .names import device_object_name, device_object_uid
@@ -160,7 +160,7 @@ class DeviceView:
         self._idle = asyncio.Event()
         self._listeners: list[DeviceListener] = []
         self._patch_listeners: list[PatchListener] = []
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask("device view", self._run, log)
         # What the work in progress changed, published by the next commit.
         self._affected: set[_Device] = set()
         self._removed: list[DeviceState] = []
@@ -182,15 +182,10 @@ class DeviceView:
             listener([p.report for p in self._patches.values() if p.report is not None])
 
     async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="device view")
+        self._task.start()
 
     async def close(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._task.close()
 
     @property
     def has_synced(self) -> bool:

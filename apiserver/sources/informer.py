@@ -8,11 +8,11 @@ A concrete source implements ``_run`` (its list/watch loop) and feeds the cache 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Mapping
 
 from ..storage import EventType
+from ..tasks import BackgroundTask
 from .cache import ObjectCache
 from .interface import JSON, Handler, Indexer, SourceEvent
 
@@ -28,7 +28,7 @@ class Informer:
         self._handlers: list[Handler] = []
         self._synced = asyncio.Event()
         self._revision = 0
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask(f"source {name}", self._run, log)
         self.relists = 0
         """How many times the source listed again after its first list."""
         self.expirations = 0
@@ -42,15 +42,10 @@ class Informer:
         self._handlers.append(handler)
 
     async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name=f"source {self.name}")
+        self._task.start()
 
     async def close(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._task.close()
 
     @property
     def has_synced(self) -> bool:

@@ -11,11 +11,11 @@ its progress (the store's bookmarks) advances the source's revision.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Mapping
 
 from ..storage import RevisionCompactedError, StorageError, Store, Watch
+from ..tasks import BackgroundTask
 from .backoff import Backoff
 from .informer import Informer, log
 from .interface import JSON, Indexer
@@ -87,7 +87,10 @@ class StoreSource(Informer):
         a while (False: wait before watching again, so a closing store is not spun on)."""
         began = time.monotonic()
         watch = self.store.watch(self.prefix, self.revision)
-        follower = asyncio.create_task(self._follow_progress(watch))
+        follower = BackgroundTask(
+            f"source {self.name} progress", lambda: self._follow_progress(watch), log
+        )
+        follower.start()
         delivered = False
         try:
             async for event in watch:
@@ -96,9 +99,7 @@ class StoreSource(Informer):
                     delivered = True
                     self.backoff.reset()
         finally:
-            follower.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await follower
+            await follower.close()
             await watch.close()
         return delivered or time.monotonic() - began >= QUICK_END
 

@@ -36,6 +36,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ..tasks import BackgroundTask
 from .errors import RevisionCompactedError, StorageError
 from .fanout import Fanout, Subscription
 from .interface import EventType, ListPage, Store, StoredObject, Watch, WatchEvent, prefix_end
@@ -73,16 +74,13 @@ class _KindCache:
         self._changed = asyncio.Event()
         self._synced_event = asyncio.Event()
         self._upstream: Watch | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._task = BackgroundTask(f"watch-cache {prefix}", self._run, log)
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"watch-cache {self.prefix}")
+        self._task.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+        await self._task.close()
         self.fanout.close_all()
 
     # -- the reflector -------------------------------------------------------------------

@@ -37,6 +37,7 @@ import grpc
 import orjson
 from aetcd import rpc
 
+from ..tasks import BackgroundTask
 from .errors import (
     KeyExistsError,
     KeyNotFoundError,
@@ -210,7 +211,7 @@ class EtcdStore:
         self.server_version = ""
         self._probe_waiters: asyncio.Future[int] | None = None
         self._prober: asyncio.Task[None] | None = None
-        self._compactor: asyncio.Task[None] | None = None
+        self._compactor = BackgroundTask("etcd compaction", self._compact_periodically, log)
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -238,7 +239,7 @@ class EtcdStore:
         except StorageUnavailableError as exc:
             log.warning("etcd is not reachable yet: %s", exc)
         if self.config.compaction_interval > 0:
-            self._compactor = asyncio.create_task(self._compact_periodically())
+            self._compactor.start()
 
     async def _inspect(self) -> None:
         status = await self._call(self._maintenance.Status, rpc.StatusRequest())
@@ -253,11 +254,11 @@ class EtcdStore:
         if self._closed:
             return
         self._closed = True
-        for task in (self._compactor, self._prober):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        await self._compactor.close()
+        if self._prober is not None:
+            self._prober.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._prober
         if self._channel is not None:
             await self._channel.close()
 

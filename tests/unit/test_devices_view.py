@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 from collections.abc import AsyncIterator, Iterable
 
 import pytest
@@ -322,3 +323,40 @@ async def test_pause_gc_builds_with_the_collector_off_and_freezes_the_result() -
     finally:
         gc.callbacks.remove(count)
         gc.unfreeze()
+
+
+async def test_a_failing_build_is_logged_and_close_does_not_raise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    failed = asyncio.Event()
+
+    class Failures(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError):
+                failed.set()
+
+    clock = RevisionClock()
+    sources = (
+        MemorySource("resourceslices", [slice_obj("node-1", [device("gpu-0")])], clock=clock),
+        MemorySource("deviceclasses", clock=clock),
+        MemorySource("resourceslicepatches", clock=clock),
+    )
+    view = DeviceView(*sources)
+
+    async def broken_build() -> None:
+        raise RuntimeError("build failed")
+
+    monkeypatch.setattr(view, "build", broken_build)
+    handler = Failures()
+    logging.getLogger("apiserver.devices").addHandler(handler)
+    try:
+        for source in sources:
+            await source.start()
+        await view.start()
+        await asyncio.wait_for(failed.wait(), 30)  # a safety net, not a measure
+        assert not view.has_synced
+        await view.close()  # does not raise the build's exception
+        for source in sources:
+            await source.close()
+    finally:
+        logging.getLogger("apiserver.devices").removeHandler(handler)
