@@ -30,6 +30,7 @@ from ..storage import (
     StorageError,
     StorageUnavailableError,
     StoredObject,
+    Watch,
     WatchEvent,
     prefix_end,
 )
@@ -224,7 +225,7 @@ class DeviceStore:
         """History is the event window; nothing to compact."""
 
 
-class _DeviceWatch:
+class _DeviceWatch(Watch):
     def __init__(self, store: DeviceStore, prefix: str, revision: int) -> None:
         self._store = store
         self._prefix = prefix

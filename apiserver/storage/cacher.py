@@ -95,8 +95,7 @@ class _KindCache:
                     self._replace(await self.backend.list(self.prefix))
                 watch = self.backend.watch(self.prefix, self.revision)
                 self._upstream = watch
-                if hasattr(watch, "on_progress"):
-                    setattr(watch, "on_progress", self._notify)  # noqa: B010 - optional hook
+                watch.on_progress = self._notify
                 async for event in watch:
                     self._apply(event)
                     delivered = True
@@ -202,13 +201,11 @@ class _KindCache:
                 return True
             upstream = self._upstream
             if upstream is not None:
-                if asked and getattr(upstream, "reported_revision", 0) >= revision:
+                if asked and upstream.reported_revision >= revision:
                     # The backend is past it but cannot prove the events came first.
                     return False
-                request = getattr(upstream, "request_progress", None)
-                if request is not None:
-                    request()
-                    asked = True
+                upstream.request_progress()
+                asked = True
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return False
@@ -344,7 +341,7 @@ class WatchCache:
         return _CacheWatch(self, kind, prefix, revision)
 
 
-class _CacheWatch:
+class _CacheWatch(Watch):
     """A client's watch: the cache's window after its revision, then live events."""
 
     def __init__(self, cache: WatchCache, kind: _KindCache, prefix: str, revision: int) -> None:

@@ -46,7 +46,7 @@ from .errors import (
     StorageError,
     StorageUnavailableError,
 )
-from .interface import EventType, ListPage, StoredObject, WatchEvent, prefix_end
+from .interface import EventType, ListPage, StoredObject, Watch, WatchEvent, prefix_end
 
 log = logging.getLogger("apiserver.storage.etcd")
 
@@ -511,7 +511,7 @@ class EtcdStore:
         return EtcdWatch(self, prefix, revision)
 
 
-class EtcdWatch:
+class EtcdWatch(Watch):
     """One etcd watch stream for one prefix, from a revision.
 
     ``progress()`` is a revision up to which every event was delivered: the last event's,
@@ -531,8 +531,6 @@ class EtcdWatch:
         self._closed = False
         self._call: Any = None
         self._progress_writer: asyncio.Task[None] | None = None
-        self.reported_revision = 0
-        self.on_progress: Callable[[], None] | None = None
 
     def __aiter__(self) -> AsyncIterator[WatchEvent]:
         return self._events()

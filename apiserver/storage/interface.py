@@ -11,7 +11,8 @@ parsed form computed lazily, so hot read paths never re-encode an object.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -68,19 +69,36 @@ class ListPage:
     more: bool
 
 
-class Watch(Protocol):
-    """A stream of events after a revision, in revision order."""
+class Watch(ABC):
+    """A stream of events after a revision, in revision order.
 
+    Every watch implementation inherits this class. The progress hooks at the end are for
+    a backend that can be asked how far a stream has got (etcd's progress requests); their
+    defaults say that it cannot.
+    """
+
+    @abstractmethod
     def __aiter__(self) -> AsyncIterator[WatchEvent]: ...
 
+    @abstractmethod
     def progress(self) -> int | None:
         """A revision up to which every event of this watch has been delivered, if known.
 
         Used to send bookmarks: a client may resume from it without missing anything.
         """
-        ...
 
+    @abstractmethod
     async def close(self) -> None: ...
+
+    on_progress: Callable[[], None] | None = None
+    """Set by the consumer: called whenever the backend reports progress on this stream."""
+
+    reported_revision: int = 0
+    """The newest revision the backend reported on this stream; complete only once
+    ``progress()`` reaches it (0: the backend never reports)."""
+
+    def request_progress(self) -> None:  # noqa: B027 - a default, not abstract
+        """Ask the backend to report progress on this stream (nothing to ask by default)."""
 
 
 class Store(Protocol):

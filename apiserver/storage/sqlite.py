@@ -43,6 +43,7 @@ from .interface import (
     EventType,
     ListPage,
     StoredObject,
+    Watch,
     WatchEvent,
     prefix_end,
     set_resource_version,
@@ -469,7 +470,7 @@ class SQLiteStore:
         return _SQLiteWatch(self, prefix, revision)
 
 
-class _SQLiteWatch:
+class _SQLiteWatch(Watch):
     def __init__(self, store: SQLiteStore, prefix: str, revision: int) -> None:
         self._store = store
         self._sub = store._fanout.subscribe(prefix, prefix_end(prefix))

@@ -59,7 +59,7 @@ class CountingStore(SQLiteStore):
         return w
 
 
-class _Gone:
+class _Gone(Watch):
     def __init__(self, revision: int, compacted: int) -> None:
         self.error = RevisionCompactedError(revision, compacted)
 
