@@ -14,9 +14,7 @@ resource costs no memory beyond the view itself and the event window.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import heapq
-from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
@@ -30,11 +28,11 @@ from ..storage import (
     StorageError,
     StorageUnavailableError,
     StoredObject,
-    Watch,
     WatchEvent,
     prefix_end,
 )
-from ..storage.fanout import Fanout, Subscription
+from ..storage.fanout import Fanout, FollowingWatch
+from ..storage.window import EventWindow, SortedMap
 from .objects import device_object
 from .state import Commit, DeviceState
 
@@ -48,11 +46,8 @@ class DeviceStore:
     ) -> None:
         self.resource = resource
         self.api_version = resource.group_version
-        self.window_size = window
-        self._states: dict[str, tuple[DeviceState, int]] = {}
-        self._sorted: list[str] | None = None
-        self._window: deque[WatchEvent] = deque()
-        self._window_start = 0
+        self._states: SortedMap[tuple[DeviceState, int]] = SortedMap()
+        self._window = EventWindow(window)
         self._fanout = Fanout(max_pending=max_pending)
         self._revision = 0
         self._synced = False
@@ -60,10 +55,8 @@ class DeviceStore:
     # -- DeviceListener --------------------------------------------------------------
 
     def reset(self, states: Iterable[DeviceState], revision: int) -> None:
-        self._states = {self._key(s): (s, revision) for s in states}
-        self._sorted = None
-        self._window.clear()
-        self._window_start = revision
+        self._states = SortedMap({self._key(s): (s, revision) for s in states})
+        self._window.reset(revision)
         self._revision = revision
         self._fanout.revision = revision
         self._synced = True
@@ -80,31 +73,20 @@ class DeviceStore:
             if change.new is None:
                 if current is None:
                     continue
-                del self._states[key]
-                self._sorted = None
+                self._states.pop(key)
                 gone = self._stored(key, current[0], revision)
                 events.append(WatchEvent(EventType.DELETED, gone, prev))
                 continue
-            self._states[key] = (change.new, revision)
+            self._states.put(key, (change.new, revision))
             stored = self._stored(key, change.new, revision)
             if current is None:
-                self._sorted = None
                 events.append(WatchEvent(EventType.ADDED, stored))
             else:
                 events.append(WatchEvent(EventType.MODIFIED, stored, prev))
         self._revision = revision
-        self._window.extend(events)
-        self._trim()
+        self._window.extend(events)  # whole commits are dropped, oldest first
         for event in events:
             self._fanout.publish(event)
-
-    def _trim(self) -> None:
-        """Drop whole commits, oldest first, until the window fits."""
-        while len(self._window) > self.window_size:
-            oldest = self._window[0].revision
-            while self._window and self._window[0].revision == oldest:
-                self._window.popleft()
-            self._window_start = oldest
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -119,30 +101,20 @@ class DeviceStore:
         if not self._synced:
             raise StorageUnavailableError("", "the device view has not synced yet")
 
-    def _sorted_keys(self) -> list[str]:
-        if self._sorted is None:
-            self._sorted = sorted(self._states)
-        return self._sorted
-
     def _rollback(self, revision: int) -> dict[str, StoredObject | None]:
         """For each key changed after ``revision``: its object at ``revision`` (or None)."""
         before: dict[str, StoredObject | None] = {}
-        for event in reversed(self._window):
-            if event.revision <= revision:
-                break
+        for event in reversed(self._window.after(revision)):
             before[event.object.key] = None if event.type is EventType.ADDED else event.prev
         return before
 
     def _keys(self, prefix: str, start: str, extra: Iterable[str]) -> Iterator[str]:
-        current = self._sorted_keys()
+        current, _ = self._states.page(prefix, start, 0)
         first = max(prefix, start)
         end = prefix_end(prefix)
-        at = bisect.bisect_left(current, first)
         others = sorted(k for k in extra if k not in self._states and first <= k < end)
         previous = None
-        for key in heapq.merge(current[at:], others):
-            if key >= end:
-                return
+        for key in heapq.merge(current, others):
             if key != previous:
                 previous = key
                 yield key
@@ -161,7 +133,7 @@ class DeviceStore:
 
     @property
     def compacted_revision(self) -> int:
-        return self._window_start
+        return self._window.start
 
     async def current_revision(self) -> int:
         return self._revision
@@ -181,8 +153,8 @@ class DeviceStore:
         at = self._revision
         before: dict[str, StoredObject | None] = {}
         if revision is not None and revision < at:
-            if revision < self._window_start:
-                raise RevisionCompactedError(revision, self._window_start)
+            if revision < self._window.start:
+                raise RevisionCompactedError(revision, self._window.start)
             before = self._rollback(revision)
             at = revision
         # Pick the entries in one go (no yielding, so from one state), then build them.
@@ -225,13 +197,12 @@ class DeviceStore:
         """History is the event window; nothing to compact."""
 
 
-class _DeviceWatch(Watch):
+class _DeviceWatch(FollowingWatch):
     def __init__(self, store: DeviceStore, prefix: str, revision: int) -> None:
+        super().__init__(revision)
         self._store = store
         self._prefix = prefix
         self._revision = revision
-        self._sub: Subscription | None = None
-        self._caught_up = False
 
     def __aiter__(self) -> AsyncIterator[WatchEvent]:
         return self._events()
@@ -243,28 +214,11 @@ class _DeviceWatch(Watch):
             raise RevisionCompactedError(self._revision, store.compacted_revision)
         # The backlog and the subscription are taken together: no event falls between.
         backlog = [
-            e
-            for e in store._window
-            if e.revision > self._revision and e.object.key.startswith(self._prefix)
+            e for e in store._window.after(self._revision) if e.object.key.startswith(self._prefix)
         ]
-        self._sub = store._fanout.subscribe(self._prefix, prefix_end(self._prefix))
-        try:
-            for event in backlog:
-                yield event
-            self._caught_up = True
-            while True:
-                live = await self._sub.next()
-                if live is None:
-                    return
-                yield live
-        finally:
-            self._sub.close()
+        sub = store._fanout.subscribe(self._prefix, prefix_end(self._prefix))
+        async for event in self._replay_then_follow(backlog, sub):
+            yield event
 
-    def progress(self) -> int | None:
-        if not self._caught_up or self._sub is None or not self._sub.empty():
-            return None
+    def _head(self) -> int:
         return self._store.revision
-
-    async def close(self) -> None:
-        if self._sub is not None:
-            self._sub.close()

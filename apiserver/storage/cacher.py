@@ -30,7 +30,6 @@ prefix (their objects are mostly shared with the map). A watcher that falls more
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -38,8 +37,9 @@ from typing import Any
 
 from ..tasks import BackgroundTask
 from .errors import RevisionCompactedError, StorageError
-from .fanout import Fanout, Subscription
+from .fanout import Fanout, FollowingWatch
 from .interface import EventType, ListPage, Store, StoredObject, Watch, WatchEvent, prefix_end
+from .window import EventWindow, SortedMap
 
 log = logging.getLogger("apiserver.storage.cacher")
 
@@ -64,11 +64,9 @@ class _KindCache:
         self.owner = owner
         self.backend = owner.backend
         self.prefix = prefix
-        self.objects: dict[str, StoredObject] = {}
-        self._sorted: list[str] | None = None
+        self.objects: SortedMap[StoredObject] = SortedMap()
         self.revision = 0
-        self.window: list[WatchEvent] = []
-        self.window_start = 0
+        self.window = EventWindow(owner.window, slack=max(owner.window // 4, 1))
         self.synced = False
         self.fanout = Fanout(max_pending=owner.max_pending)
         self._changed = asyncio.Event()
@@ -143,11 +141,9 @@ class _KindCache:
         """A fresh state from a list; watchers of the old one are closed."""
         self.fanout.close_all()
         self.fanout = Fanout(page.revision, max_pending=self.owner.max_pending)
-        self.objects = {item.key: item for item in page.items}
-        self._sorted = None
+        self.objects = SortedMap({item.key: item for item in page.items})
         self.revision = page.revision
-        self.window = []
-        self.window_start = page.revision
+        self.window.reset(page.revision)
         self.synced = True
         self._synced_event.set()
         self._notify()
@@ -156,24 +152,14 @@ class _KindCache:
         if event.revision <= self.revision:
             return
         key = event.object.key
-        old = self.objects.get(key)
         if event.type is EventType.DELETED:
-            self.objects.pop(key, None)
-            self._sorted = None
+            old = self.objects.pop(key)
         else:
-            if old is None:
-                self._sorted = None
-            self.objects[key] = event.object
+            old = self.objects.put(key, event.object)
         if event.prev is None and event.type is not EventType.ADDED and old is not None:
             event = WatchEvent(event.type, event.object, old)
         self.revision = event.revision
-        self.window.append(event)
-        limit = self.owner.window
-        if len(self.window) > limit + max(limit // 4, 1):
-            # Trim in chunks: amortised O(1) per event, at most 1.25 x window in memory.
-            drop = len(self.window) - limit
-            self.window_start = self.window[drop - 1].revision
-            del self.window[:drop]
+        self.window.extend([event])  # at most 1.25 x window in memory
         self.fanout.publish(event)
         self._notify()
 
@@ -213,22 +199,9 @@ class _KindCache:
                 await asyncio.wait_for(self._changed.wait(), remaining)
         return False
 
-    def keys(self) -> list[str]:
-        if self._sorted is None:
-            self._sorted = sorted(self.objects)
-        return self._sorted
-
     def page(self, prefix: str, start: str, limit: int) -> ListPage:
-        keys = self.keys()
-        low = bisect.bisect_left(keys, max(prefix, start))
-        high = bisect.bisect_left(keys, prefix_end(prefix), lo=low)
-        stop = min(high, low + limit) if limit > 0 else high
-        items = [self.objects[k] for k in keys[low:stop]]
-        return ListPage(items, self.revision, stop < high)
-
-    def events_after(self, revision: int) -> list[WatchEvent]:
-        at = bisect.bisect_right(self.window, revision, key=lambda e: e.revision)
-        return self.window[at:]
+        keys, more = self.objects.page(prefix, start, limit)
+        return ListPage([self.objects[k] for k in keys], self.revision, more)
 
 
 class WatchCache:
@@ -341,20 +314,18 @@ class WatchCache:
         return _CacheWatch(self, kind, prefix, revision)
 
 
-class _CacheWatch(Watch):
+class _CacheWatch(FollowingWatch):
     """A client's watch: the cache's window after its revision, then live events."""
 
     def __init__(self, cache: WatchCache, kind: _KindCache, prefix: str, revision: int) -> None:
+        super().__init__(revision)
         self._cache = cache
         self._kind = kind
         self._prefix = prefix
         self._end = prefix_end(prefix)
         self._revision = revision
-        self._sub: Subscription | None = None
         self._direct: Watch | None = None
         self._closed = asyncio.Event()
-        self._caught_up = False
-        self._last = revision
 
     def __aiter__(self) -> AsyncIterator[WatchEvent]:
         return self._events()
@@ -364,46 +335,30 @@ class _CacheWatch(Watch):
         # The first sync of a prefix (or a resync): wait for it, as long as it takes.
         if not await kind.wait_synced(self._closed):
             return
-        if self._revision < kind.window_start:
+        if self._revision < kind.window.start:
             # Older than the window: the backend's history has it (or says 410).
             self._direct = self._cache.backend.watch(self._prefix, self._revision)
             async for event in self._direct:
                 yield event
             return
         sub = kind.fanout.subscribe(self._prefix, self._end)
-        self._sub = sub
         # Subscribing and copying the window happen in one step: no gap, no duplicate.
         backlog = [
-            e for e in kind.events_after(self._revision) if self._prefix <= e.object.key < self._end
+            e for e in kind.window.after(self._revision) if self._prefix <= e.object.key < self._end
         ]
-        try:
-            for event in backlog:
-                self._last = event.revision
-                yield event
-            self._caught_up = True
-            while True:
-                live = await sub.next()
-                if live is None:
-                    return
-                if live.revision <= self._last:
-                    continue
-                self._last = live.revision
-                yield live
-        finally:
-            sub.close()
+        async for event in self._replay_then_follow(backlog, sub):
+            yield event
+
+    def _head(self) -> int:
+        return self._kind.progress()
 
     def progress(self) -> int | None:
         if self._direct is not None:
             return self._direct.progress()
-        if not self._caught_up or self._sub is None or not self._sub.empty():
-            return None
-        if self._sub.closed:
-            return None
-        return max(self._last, self._kind.progress())
+        return super().progress()
 
     async def close(self) -> None:
         self._closed.set()
-        if self._sub is not None:
-            self._sub.close()
+        await super().close()
         if self._direct is not None:
             await self._direct.close()

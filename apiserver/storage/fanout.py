@@ -4,14 +4,19 @@ Events are published once, in revision order, and each subscriber gets the same
 ``WatchEvent`` object (so the bytes are shared). A subscriber that falls more than
 ``max_pending`` events behind is cut off, as Kubernetes' cacher does with slow
 watchers; its client re-watches from the last revision it saw.
+
+``FollowingWatch`` is the watch the in-memory stores build on this: a backlog of events
+(history, or a window), then the events of a subscription taken before the backlog ended.
 """
 
 from __future__ import annotations
 
 import asyncio
+from abc import abstractmethod
 from collections import deque
+from collections.abc import AsyncIterator, Iterable
 
-from .interface import WatchEvent
+from .interface import Watch, WatchEvent
 
 
 class Subscription:
@@ -78,3 +83,54 @@ class Fanout:
 
     def __len__(self) -> int:
         return len(self._subscribers)
+
+
+class FollowingWatch(Watch):
+    """A watch from ``revision`` that sends a backlog and then follows a subscription.
+
+    The subscription must be taken before the backlog is read, so that no event falls
+    between them; an event it carries that the backlog already sent is skipped.
+    Implementations produce their events with ``_replay_then_follow`` and say with
+    ``_head`` how far their source is complete, for ``progress``.
+    """
+
+    def __init__(self, revision: int) -> None:
+        self._last = revision
+        self._sub: Subscription | None = None
+        self._caught_up = False
+
+    async def _replay_then_follow(
+        self, backlog: Iterable[WatchEvent], sub: Subscription
+    ) -> AsyncIterator[WatchEvent]:
+        """The backlog, then the subscription's later events; closes the subscription."""
+        self._sub = sub
+        try:
+            for event in backlog:
+                self._last = event.revision
+                yield event
+            replayed = self._last
+            self._caught_up = True
+            while True:
+                live = await sub.next()
+                if live is None:
+                    return
+                if live.revision <= replayed:
+                    continue
+                self._last = live.revision
+                yield live
+        finally:
+            sub.close()
+
+    @abstractmethod
+    def _head(self) -> int:
+        """A revision the source of the events is complete up to."""
+
+    def progress(self) -> int | None:
+        sub = self._sub
+        if not self._caught_up or sub is None or sub.closed or not sub.empty():
+            return None
+        return max(self._last, self._head())
+
+    async def close(self) -> None:
+        if self._sub is not None:
+            self._sub.close()

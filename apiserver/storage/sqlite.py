@@ -38,12 +38,11 @@ from .errors import (
     StorageError,
     StorageUnavailableError,
 )
-from .fanout import Fanout
+from .fanout import Fanout, FollowingWatch
 from .interface import (
     EventType,
     ListPage,
     StoredObject,
-    Watch,
     WatchEvent,
     prefix_end,
     set_resource_version,
@@ -470,44 +469,34 @@ class SQLiteStore:
         return _SQLiteWatch(self, prefix, revision)
 
 
-class _SQLiteWatch(Watch):
+class _SQLiteWatch(FollowingWatch):
     def __init__(self, store: SQLiteStore, prefix: str, revision: int) -> None:
+        super().__init__(revision)
         self._store = store
-        self._sub = store._fanout.subscribe(prefix, prefix_end(prefix))
+        self._subscription = store._fanout.subscribe(prefix, prefix_end(prefix))
         self._prefix = prefix
         self._revision = revision
-        self._last = revision
-        self._caught_up = False
 
     def __aiter__(self) -> AsyncIterator[WatchEvent]:
         return self._events()
 
     async def _events(self) -> AsyncIterator[WatchEvent]:
+        store, sub = self._store, self._subscription
         try:
-            if self._revision < self._store.compacted_revision:
-                raise RevisionCompactedError(self._revision, self._store.compacted_revision)
-            for event in await self._store._history(self._prefix, self._revision):
-                self._last = event.revision
-                yield event
-            self._caught_up = True
-            while True:
-                live = await self._sub.next()
-                if live is None:
-                    return
-                if live.revision <= self._last:
-                    continue
-                self._last = live.revision
-                yield live
-        finally:
-            self._sub.close()
+            if self._revision < store.compacted_revision:
+                raise RevisionCompactedError(self._revision, store.compacted_revision)
+            history = await store._history(self._prefix, self._revision)
+        except BaseException:
+            sub.close()
+            raise
+        async for event in self._replay_then_follow(history, sub):
+            yield event
 
-    def progress(self) -> int | None:
-        if not self._caught_up or not self._sub.empty():
-            return None
-        return max(self._last, self._store._fanout.revision)
+    def _head(self) -> int:
+        return self._store._fanout.revision
 
     async def close(self) -> None:
-        self._sub.close()
+        self._subscription.close()
 
 
 def _point_read(conn: sqlite3.Connection, key: str) -> Any:

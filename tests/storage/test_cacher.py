@@ -162,7 +162,7 @@ async def test_watch_older_than_the_window_is_served_from_backend_history(
     assert last is not None
     kind = cache._kinds[PREFIX]
     assert len(kind.window) <= 8 + 2
-    assert kind.window_start > first.revision
+    assert kind.window.start > first.revision
     watches_before = backend.calls["watch"]
     watch = cache.watch(PREFIX, first.revision)
     try:
