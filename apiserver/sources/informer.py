@@ -1,6 +1,13 @@
-"""What every source shares: the cache, handler dispatch, ``has_synced`` and the revision.
+"""What every source shares: the cache, handler dispatch, ``has_synced``, the revision, and
+the list/watch loop with its backoff.
 
-A concrete source implements ``_run`` (its list/watch loop) and feeds the cache with
+The loop lists (at start, and whenever the history the watch needs is gone), then watches
+until the watch ends, and watches again from where it was. A failure the source names
+transient (``transient``) is retried after a backoff, resuming the watch; an expired
+resourceVersion (``gone``) lists again; any other failure lists again after a backoff. A
+watch that ends soon without delivering anything waits a backoff before the next one.
+
+A concrete source implements ``_list`` and ``_watch`` and feeds the cache with
 ``_replace`` (a complete list at a revision), ``_apply`` (one watch event) and
 ``_progress`` (a bookmark: everything up to a revision has been seen).
 """
@@ -9,21 +16,37 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping
 
 from ..storage import EventType
 from ..tasks import BackgroundTask
+from .backoff import Backoff
 from .cache import ObjectCache
 from .interface import JSON, Handler, Indexer, SourceEvent
 
 log = logging.getLogger("apiserver.sources")
 
+QUICK_END = 1.0
+"""A watch that ends sooner than this without delivering anything waits a backoff first."""
+
 
 class Informer:
     """Base of the sources: a cache kept by a background list/watch task."""
 
-    def __init__(self, name: str, indexers: Mapping[str, Indexer] | None = None) -> None:
+    gone: tuple[type[Exception], ...] = ()
+    """Failures that mean the resourceVersion the watch needs has expired: list again."""
+    transient: tuple[type[Exception], ...] = ()
+    """Failures worth retrying as they are, after a backoff."""
+
+    def __init__(
+        self,
+        name: str,
+        indexers: Mapping[str, Indexer] | None = None,
+        backoff: Backoff | None = None,
+    ) -> None:
         self.name = name
+        self.backoff = backoff or Backoff()
         self.cache = ObjectCache(indexers)
         self._handlers: list[Handler] = []
         self._synced = asyncio.Event()
@@ -70,6 +93,37 @@ class Informer:
     # -- for the implementations -------------------------------------------------
 
     async def _run(self) -> None:
+        relist = not self.has_synced  # started again: resume the watch where it stopped
+        while True:
+            try:
+                if relist:
+                    await self._list()
+                    self.backoff.reset()
+                    relist = False
+                began = time.monotonic()
+                if not await self._watch() and time.monotonic() - began < QUICK_END:
+                    await self.backoff.wait()  # the watch ended at once: do not spin
+            except self.gone as err:
+                log.info("source %s: %s; listing again", self.name, err)
+                self.expirations += 1
+                relist = True
+            except self.transient as err:
+                self.failures += 1
+                log.warning("source %s: %s; retrying", self.name, err)
+                await self.backoff.wait()
+            except Exception:
+                self.failures += 1
+                log.exception("source %s failed; listing again", self.name)
+                relist = True
+                await self.backoff.wait()
+
+    async def _list(self) -> None:
+        """List every object and ``_replace`` the cache with them."""
+        raise NotImplementedError
+
+    async def _watch(self) -> bool:
+        """Follow one watch from ``revision`` until it ends, feeding the cache; True if it
+        delivered something."""
         raise NotImplementedError
 
     def _dispatch(self, event: SourceEvent) -> None:

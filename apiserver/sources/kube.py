@@ -14,7 +14,6 @@ HTTP library's reader.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,15 +22,15 @@ import orjson
 
 from ..storage import EventType
 from .backoff import Backoff
-from .informer import Informer, log
+from .informer import Informer
 from .interface import JSON, Indexer
-
-QUICK_END = 1.0
-"""A watch that ends sooner than this without delivering anything waits a backoff first."""
 
 
 class _Gone(Exception):
     """410: the resourceVersion the source needs is no longer in the server's history."""
+
+    def __init__(self) -> None:
+        super().__init__("resourceVersion expired")
 
 
 class _Failed(Exception):
@@ -39,6 +38,9 @@ class _Failed(Exception):
 
 
 class KubeSource(Informer):
+    gone = (_Gone,)
+    transient = (_Failed, aiohttp.ClientError, TimeoutError, OSError)
+
     def __init__(
         self,
         api: Any,
@@ -55,7 +57,7 @@ class KubeSource(Informer):
     ) -> None:
         """``api``: a kubernetes_asyncio ``ApiClient``; ``path``: the collection, e.g.
         ``/apis/resource.k8s.io/v1/resourceslices``."""
-        super().__init__(name, indexers)
+        super().__init__(name, indexers, backoff)
         self.api = api
         self.path = path
         self.selectors = {
@@ -66,32 +68,8 @@ class KubeSource(Informer):
         self.page_size = page_size
         self.watch_timeout = watch_timeout
         self.request_timeout = request_timeout
-        self.backoff = backoff or Backoff()
         self.resource_version = ""
         """The opaque resourceVersion the next watch starts from."""
-
-    async def _run(self) -> None:
-        relist = not self.has_synced  # started again: resume the watch where it stopped
-        while True:
-            try:
-                if relist:
-                    await self._list()
-                    relist = False
-                if not await self._watch():
-                    await self.backoff.wait()
-            except _Gone:
-                log.info("source %s: resourceVersion expired; listing again", self.name)
-                self.expirations += 1
-                relist = True
-            except (_Failed, aiohttp.ClientError, TimeoutError, OSError) as err:
-                self.failures += 1
-                log.warning("source %s: %s; retrying", self.name, err)
-                await self.backoff.wait()
-            except Exception:
-                self.failures += 1
-                log.exception("source %s failed; listing again", self.name)
-                relist = True
-                await self.backoff.wait()
 
     async def _get(self, params: dict[str, Any], limits: aiohttp.ClientTimeout) -> Any:
         return await self.api.call_api(
@@ -139,11 +117,8 @@ class KubeSource(Informer):
                 break
         self.resource_version = version
         self._replace(items, _number(version))
-        self.backoff.reset()
 
     async def _watch(self) -> bool:
-        """Follow one watch request; True if it delivered something or lasted a while."""
-        began = time.monotonic()
         params = {
             "watch": "true",
             "allowWatchBookmarks": "true",
@@ -176,7 +151,7 @@ class KubeSource(Informer):
                             self.backoff.reset()
         finally:
             response.release()
-        return delivered or time.monotonic() - began >= QUICK_END
+        return delivered
 
     def _event(self, event: JSON) -> None:
         kind = event.get("type")

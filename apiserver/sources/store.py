@@ -4,14 +4,14 @@ The list is read in pages at one revision (a consistent snapshot). The watch sta
 after it; a watch that ends (the store cut off a slow watcher) resumes from the last
 revision seen. 410 Gone (``RevisionCompactedError``) means the history the watch needs is
 gone: list again, and tell handlers the difference. Any other storage failure is retried
-after an exponential backoff, resuming the watch where it stopped. When the watch is idle,
-its progress (the store's bookmarks) advances the source's revision.
+after an exponential backoff, resuming the watch where it stopped (the loop is
+``Informer``'s). When the watch is idle, its progress (the store's bookmarks) advances the
+source's revision.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping
 
 from ..storage import RevisionCompactedError, StorageError, Store, Watch
@@ -20,11 +20,11 @@ from .backoff import Backoff
 from .informer import Informer, log
 from .interface import JSON, Indexer
 
-QUICK_END = 1.0
-"""A watch that ends sooner than this without delivering anything waits a backoff first."""
-
 
 class StoreSource(Informer):
+    gone = (RevisionCompactedError,)
+    transient = (StorageError,)
+
     def __init__(
         self,
         store: Store,
@@ -36,35 +36,11 @@ class StoreSource(Informer):
         progress_interval: float = 1.0,
         backoff: Backoff | None = None,
     ) -> None:
-        super().__init__(name, indexers)
+        super().__init__(name, indexers, backoff)
         self.store = store
         self.prefix = prefix
         self.page_size = page_size
         self.progress_interval = progress_interval
-        self.backoff = backoff or Backoff()
-
-    async def _run(self) -> None:
-        relist = not self.has_synced  # started again: resume the watch where it stopped
-        while True:
-            try:
-                if relist:
-                    await self._list()
-                    relist = False
-                if not await self._watch():
-                    await self.backoff.wait()  # the watch ended at once: do not spin
-            except RevisionCompactedError as err:
-                log.info("source %s: %s; listing again", self.name, err)
-                self.expirations += 1
-                relist = True
-            except StorageError as err:
-                self.failures += 1
-                log.warning("source %s: %s; retrying", self.name, err)
-                await self.backoff.wait()
-            except Exception:
-                self.failures += 1
-                log.exception("source %s failed; listing again", self.name)
-                relist = True
-                await self.backoff.wait()
 
     async def _list(self) -> None:
         items: list[JSON] = []
@@ -80,12 +56,8 @@ class StoreSource(Informer):
                 break
             start = page.items[-1].key + "\x00"
         self._replace(items, revision)
-        self.backoff.reset()
 
     async def _watch(self) -> bool:
-        """Follow the store until the watch ends; True if it delivered something or lasted
-        a while (False: wait before watching again, so a closing store is not spun on)."""
-        began = time.monotonic()
         watch = self.store.watch(self.prefix, self.revision)
         follower = BackgroundTask(
             f"source {self.name} progress", lambda: self._follow_progress(watch), log
@@ -101,7 +73,7 @@ class StoreSource(Informer):
         finally:
             await follower.close()
             await watch.close()
-        return delivered or time.monotonic() - began >= QUICK_END
+        return delivered
 
     async def _follow_progress(self, watch: Watch) -> None:
         while True:
