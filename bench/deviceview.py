@@ -35,7 +35,7 @@ from apiserver.api.resource.mixins import flatten_slice
 from apiserver.cel import device_value
 from apiserver.devices import Commit, DeviceStore, DeviceView
 from apiserver.registry.device import DeviceStrategy
-from apiserver.sources import SLICE_INDEXERS, MemorySource, RevisionClock
+from apiserver.sources import MemorySource, RevisionClock
 
 from . import machine, report
 
@@ -187,7 +187,7 @@ class World:
 def _sources(slices: list[dict[str, Any]]) -> tuple[MemorySource, MemorySource, MemorySource]:
     clock = RevisionClock()
     return (
-        MemorySource("resourceslices", slices, indexers=SLICE_INDEXERS, clock=clock),
+        MemorySource("resourceslices", slices, clock=clock),
         MemorySource("deviceclasses", CLASSES, clock=clock),
         MemorySource("resourceslicepatches", _patches(), clock=clock),
     )

@@ -19,7 +19,7 @@ from ..registry.deviceclass import DeviceClassStrategy
 from ..registry.event import EventStrategy
 from ..registry.resourceslice import ResourceSliceStrategy
 from ..registry.resourceslicepatch import ResourceSlicePatchStrategy
-from ..sources import SLICE_INDEXERS, StoreSource
+from ..sources import StoreSource
 from ..storage import Store
 
 COMPONENT = "dra-apiserver"
@@ -45,7 +45,6 @@ class DeviceViewService:
             store,
             ResourceSliceStrategy.upstream().resource.key_prefix(),
             name="resourceslices",
-            indexers=SLICE_INDEXERS,
         )
         self.classes = StoreSource(
             store, DeviceClassStrategy.upstream().resource.key_prefix(), name="deviceclasses"

@@ -7,22 +7,16 @@ sets (tests, benchmarks).
 """
 
 from .backoff import Backoff
-from .indexes import BY_DRIVER, BY_NODE, BY_POOL, SLICE_INDEXERS
 from .informer import Informer
-from .interface import JSON, Handler, Indexer, Source, SourceEvent, object_key, object_revision
+from .interface import JSON, Handler, Source, SourceEvent, object_key, object_revision
 from .kube import KubeSource
 from .memory import MemorySource, RevisionClock
 from .store import StoreSource
 
 __all__ = [
-    "BY_DRIVER",
-    "BY_NODE",
-    "BY_POOL",
     "JSON",
-    "SLICE_INDEXERS",
     "Backoff",
     "Handler",
-    "Indexer",
     "Informer",
     "KubeSource",
     "MemorySource",

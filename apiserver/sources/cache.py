@@ -1,23 +1,18 @@
-"""The local cache of a source: objects by key, secondary indexes, and the diff of a relist."""
+"""The local cache of a source: objects by key, and the diff of a relist."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from ..storage import EventType
-from .interface import JSON, Indexer, SourceEvent, object_key
+from .interface import JSON, SourceEvent, object_key
 
 
 class ObjectCache:
-    """Objects by key plus ``index name -> value -> keys``; objects are never mutated."""
+    """Objects by key; objects are never mutated."""
 
-    def __init__(self, indexers: Mapping[str, Indexer] | None = None) -> None:
-        self.indexers = dict(indexers or {})
+    def __init__(self) -> None:
         self.objects: dict[str, JSON] = {}
-        self._indexes: dict[str, defaultdict[str, set[str]]] = {
-            name: defaultdict(set) for name in self.indexers
-        }
 
     def __len__(self) -> int:
         return len(self.objects)
@@ -25,36 +20,10 @@ class ObjectCache:
     def get(self, key: str) -> JSON | None:
         return self.objects.get(key)
 
-    def by_index(self, index: str, value: str) -> list[JSON]:
-        keys = self._indexes[index].get(value, ())
-        return [self.objects[k] for k in sorted(keys)]
-
-    def index_values(self, index: str) -> list[str]:
-        return sorted(v for v, keys in self._indexes[index].items() if keys)
-
-    def _unindex(self, key: str, obj: JSON) -> None:
-        for name, indexer in self.indexers.items():
-            index = self._indexes[name]
-            for value in indexer(obj):
-                keys = index.get(value)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:
-                        del index[value]
-
-    def _index(self, key: str, obj: JSON) -> None:
-        for name, indexer in self.indexers.items():
-            index = self._indexes[name]
-            for value in indexer(obj):
-                index[value].add(key)
-
     def upsert(self, obj: JSON) -> SourceEvent:
         key = object_key(obj)
         old = self.objects.get(key)
-        if old is not None:
-            self._unindex(key, old)
         self.objects[key] = obj
-        self._index(key, obj)
         kind = EventType.ADDED if old is None else EventType.MODIFIED
         return SourceEvent(kind, key, obj, old)
 
@@ -64,7 +33,6 @@ class ObjectCache:
         old = self.objects.pop(key, None)
         if old is None:
             return None
-        self._unindex(key, old)
         return SourceEvent(EventType.DELETED, key, obj, old)
 
     def replace(self, items: Iterable[JSON]) -> list[SourceEvent]:

@@ -17,13 +17,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
 
 from ..storage import EventType
 from ..tasks import BackgroundTask
 from .backoff import Backoff
 from .cache import ObjectCache
-from .interface import JSON, Handler, Indexer, SourceEvent
+from .interface import JSON, Handler, SourceEvent
 
 log = logging.getLogger("apiserver.sources")
 
@@ -42,12 +41,11 @@ class Informer:
     def __init__(
         self,
         name: str,
-        indexers: Mapping[str, Indexer] | None = None,
         backoff: Backoff | None = None,
     ) -> None:
         self.name = name
         self.backoff = backoff or Backoff()
-        self.cache = ObjectCache(indexers)
+        self.cache = ObjectCache()
         self._handlers: list[Handler] = []
         self._synced = asyncio.Event()
         self._revision = 0
@@ -86,9 +84,6 @@ class Informer:
 
     def items(self) -> list[JSON]:
         return list(self.cache.objects.values())
-
-    def by_index(self, index: str, value: str) -> list[JSON]:
-        return self.cache.by_index(index, value)
 
     # -- for the implementations -------------------------------------------------
 

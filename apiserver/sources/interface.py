@@ -3,21 +3,18 @@
 A source mirrors one kind of object (ResourceSlices, DeviceClasses, ResourceSlicePatches…)
 from wherever it lives — our own store, or a kube-apiserver — as read-only JSON dicts
 (unknown fields survive). Consumers register handlers, wait for ``has_synced`` and then
-read the cache (``get``, ``items``, ``by_index``) or react to events.
+read the cache (``get``, ``items``) or react to events.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..storage import EventType
 
 JSON = dict[str, Any]
-
-Indexer = Callable[[JSON], Iterable[str]]
-"""The index values of an object (none, one or several)."""
 
 
 @dataclass(frozen=True)
@@ -66,8 +63,6 @@ class Source(Protocol):
         ...
 
     def items(self) -> list[JSON]: ...
-
-    def by_index(self, index: str, value: str) -> list[JSON]: ...
 
 
 def object_key(obj: JSON) -> str:

@@ -14,7 +14,6 @@ HTTP library's reader.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
@@ -23,7 +22,7 @@ import orjson
 from ..storage import EventType
 from .backoff import Backoff
 from .informer import Informer
-from .interface import JSON, Indexer
+from .interface import JSON
 
 
 class _Gone(Exception):
@@ -47,7 +46,6 @@ class KubeSource(Informer):
         path: str,
         *,
         name: str,
-        indexers: Mapping[str, Indexer] | None = None,
         field_selector: str = "",
         label_selector: str = "",
         page_size: int = 500,
@@ -57,7 +55,7 @@ class KubeSource(Informer):
     ) -> None:
         """``api``: a kubernetes_asyncio ``ApiClient``; ``path``: the collection, e.g.
         ``/apis/resource.k8s.io/v1/resourceslices``."""
-        super().__init__(name, indexers, backoff)
+        super().__init__(name, backoff)
         self.api = api
         self.path = path
         self.selectors = {

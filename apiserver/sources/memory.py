@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from ..storage import EventType
 from .informer import Informer
-from .interface import JSON, Indexer, object_key
+from .interface import JSON, object_key
 
 
 class RevisionClock:
@@ -35,10 +35,9 @@ class MemorySource(Informer):
         name: str,
         objects: Iterable[JSON] = (),
         *,
-        indexers: Mapping[str, Indexer] | None = None,
         clock: RevisionClock | None = None,
     ) -> None:
-        super().__init__(name, indexers)
+        super().__init__(name)
         self.clock = clock or RevisionClock()
         self._initial = [self._stamp(obj) for obj in objects]
 

@@ -12,13 +12,12 @@ source's revision.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 
 from ..storage import RevisionCompactedError, StorageError, Store, Watch
 from ..tasks import BackgroundTask
 from .backoff import Backoff
 from .informer import Informer, log
-from .interface import JSON, Indexer
+from .interface import JSON
 
 
 class StoreSource(Informer):
@@ -31,12 +30,11 @@ class StoreSource(Informer):
         prefix: str,
         *,
         name: str,
-        indexers: Mapping[str, Indexer] | None = None,
         page_size: int = 500,
         progress_interval: float = 1.0,
         backoff: Backoff | None = None,
     ) -> None:
-        super().__init__(name, indexers, backoff)
+        super().__init__(name, backoff)
         self.store = store
         self.prefix = prefix
         self.page_size = page_size

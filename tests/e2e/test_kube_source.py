@@ -1,5 +1,5 @@
 """KubeSource (the aggregated-mode source) against the real server's resource.k8s.io/v1
-kinds, which speak the kube-apiserver protocol: list, watch, raw JSON, indexes, resuming
+kinds, which speak the kube-apiserver protocol: list, watch, raw JSON, resuming
 after a lost connection, and listing again when the server answers 410 Gone."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client, config
 
-from apiserver.sources import BY_DRIVER, BY_NODE, SLICE_INDEXERS, Backoff, KubeSource, SourceEvent
+from apiserver.sources import Backoff, KubeSource, SourceEvent
 
 from .harness import ServerProcess, start_server
 from .objects import RPSR_PATH, rpsr, unique
@@ -74,9 +74,7 @@ async def api(server: ServerProcess) -> AsyncIterator[client.ApiClient]:
         yield api_client_
 
 
-async def test_lists_and_watches_raw_objects_with_indexes(
-    server: ServerProcess, api: client.ApiClient
-) -> None:
+async def test_lists_and_watches_raw_objects(server: ServerProcess, api: client.ApiClient) -> None:
     driver = f"{unique('ks')}.example.com"
     first = f"{driver}-a"
     async with server.async_client() as http:
@@ -86,7 +84,6 @@ async def test_lists_and_watches_raw_objects_with_indexes(
             api,
             SLICES,
             name="resourceslices",
-            indexers=SLICE_INDEXERS,
             field_selector=f"spec.driver={driver}",
             page_size=1,
             watch_timeout=2,
@@ -115,9 +112,6 @@ async def test_lists_and_watches_raw_objects_with_indexes(
             kept = source.get(second)
             assert kept is not None
             assert kept["spec"]["devices"][0]["allowMultipleAllocations"] is True
-            assert [o["metadata"]["name"] for o in source.by_index(BY_DRIVER, driver)] == [second]
-            assert [o["metadata"]["name"] for o in source.by_index(BY_NODE, "node-2")] == [second]
-            assert source.by_index(BY_NODE, "node-1") == []
 
             # Writes elsewhere advance the source's revision through the watch's bookmarks.
             other = await http.post(RPSR_PATH, json=rpsr(unique("bookmark")))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apiserver.devices import DeviceView
-from apiserver.sources import SLICE_INDEXERS, MemorySource, RevisionClock
+from apiserver.sources import MemorySource, RevisionClock
 
 DRIVER = "gpu.example.com"
 OLD = "2026-01-01T00:00:00Z"
@@ -150,9 +150,7 @@ async def start_view(
     clock = RevisionClock()
     setup = Setup(
         DeviceView(
-            slice_source := MemorySource(
-                "resourceslices", slices, indexers=SLICE_INDEXERS, clock=clock
-            ),
+            slice_source := MemorySource("resourceslices", slices, clock=clock),
             class_source := MemorySource("deviceclasses", classes, clock=clock),
             patch_source := MemorySource("resourceslicepatches", patches, clock=clock),
             budget=budget,

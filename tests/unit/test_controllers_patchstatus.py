@@ -24,7 +24,7 @@ from apiserver.registry.deviceclass import DeviceClassStrategy
 from apiserver.registry.event import EventStrategy
 from apiserver.registry.resourceslice import ResourceSliceStrategy
 from apiserver.registry.resourceslicepatch import ResourceSlicePatchStrategy
-from apiserver.sources import SLICE_INDEXERS, StoreSource
+from apiserver.sources import StoreSource
 from apiserver.storage.sqlite import SQLiteStore
 
 from .deviceobjects import DRIVER, device, slice_obj
@@ -155,7 +155,6 @@ async def cluster(store: SQLiteStore) -> AsyncIterator[Cluster]:
             store,
             ResourceSliceStrategy.upstream().resource.key_prefix(),
             name="resourceslices",
-            indexers=SLICE_INDEXERS,
         ),
         StoreSource(store, DeviceClassStrategy.upstream().resource.key_prefix(), name="classes"),
         StoreSource(store, patch_strategy.resource.key_prefix(), name="patches"),

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from apiserver.devices import DeviceStore, DeviceView, PatchReport, snapshot
 from apiserver.registry.device import DeviceStrategy
-from apiserver.sources import SLICE_INDEXERS, MemorySource, RevisionClock
+from apiserver.sources import MemorySource, RevisionClock
 
 from .deviceobjects import NEW, NULL, OLD, class_obj, patch_obj, slice_obj
 
@@ -182,7 +182,7 @@ def _sources(
     clock: RevisionClock, slices: Any = (), classes: Any = (), patches: Any = ()
 ) -> tuple[MemorySource, MemorySource, MemorySource]:
     return (
-        MemorySource("resourceslices", slices, indexers=SLICE_INDEXERS, clock=clock),
+        MemorySource("resourceslices", slices, clock=clock),
         MemorySource("deviceclasses", classes, clock=clock),
         MemorySource("resourceslicepatches", patches, clock=clock),
     )

@@ -12,7 +12,7 @@ import pytest
 
 from apiserver.api.resource.mixins import flatten_slice
 from apiserver.devices import Commit, DeviceState, DeviceView, PatchReport, device_object_name
-from apiserver.sources import SLICE_INDEXERS, MemorySource, RevisionClock
+from apiserver.sources import MemorySource, RevisionClock
 
 from .deviceobjects import (
     DRIVER,
@@ -306,7 +306,7 @@ async def test_pause_gc_builds_with_the_collector_off_and_freezes_the_result() -
     slices = [slice_obj(f"node-{i}", [device(f"gpu-{j}") for j in range(8)]) for i in range(50)]
     clock = RevisionClock()
     sources = (
-        MemorySource("resourceslices", slices, indexers=SLICE_INDEXERS, clock=clock),
+        MemorySource("resourceslices", slices, clock=clock),
         MemorySource("deviceclasses", clock=clock),
         MemorySource("resourceslicepatches", clock=clock),
     )

@@ -1,4 +1,4 @@
-"""Sources over a real SQLite store: list then watch, events with the old state, indexes,
+"""Sources over a real SQLite store: list then watch, events with the old state,
 relisting after compaction, retrying an unavailable store, progress from bookmarks."""
 
 from __future__ import annotations
@@ -11,10 +11,6 @@ from typing import Any
 import pytest
 
 from apiserver.sources import (
-    BY_DRIVER,
-    BY_NODE,
-    BY_POOL,
-    SLICE_INDEXERS,
     Backoff,
     MemorySource,
     SourceEvent,
@@ -64,7 +60,6 @@ async def source(store: SQLiteStore) -> AsyncIterator[tuple[StoreSource, Events]
         store,
         PREFIX,
         name="resourceslices",
-        indexers=SLICE_INDEXERS,
         page_size=1,  # the list takes several pages
         progress_interval=0.01,
         backoff=Backoff(initial=0.001, maximum=0.01),
@@ -100,26 +95,6 @@ async def test_list_then_watch(store: SQLiteStore, source: tuple[StoreSource, Ev
     assert events.seen[4].old is not None
     assert src.get("b") is None
     assert src.revision == deleted.revision
-
-
-async def test_indexes_by_driver_pool_and_node(
-    store: SQLiteStore, source: tuple[StoreSource, Events]
-) -> None:
-    src, _ = source
-
-    def names(index: str, value: str) -> list[str]:
-        return [o["metadata"]["name"] for o in src.by_index(index, value)]
-
-    assert names(BY_DRIVER, "gpu.example.com") == ["a"]
-    assert names(BY_POOL, "gpu.example.com/node-1") == ["a"]
-    assert names(BY_NODE, "node-1") == ["a"]
-    await store.create(key("c"), slice_obj("c", [], pool="node-1", node="node-7"))
-    await store.delete(key("a"), expected_revision=None)
-    await eventually(lambda: src.get("a") is None and src.get("c") is not None)
-    assert names(BY_DRIVER, "gpu.example.com") == ["c"]
-    assert names(BY_POOL, "gpu.example.com/node-1") == ["c"]
-    assert names(BY_NODE, "node-1") == []
-    assert names(BY_NODE, "node-7") == ["c"]
 
 
 async def test_relists_when_its_revision_was_compacted(
