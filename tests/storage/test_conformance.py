@@ -301,6 +301,7 @@ async def test_watch_replays_history_then_streams_live_events(store: Store) -> N
             (EventType.ADDED, a.revision),
             (EventType.MODIFIED, a2.revision),
         ]
+        assert history[0].prev is None
         assert history[1].prev is not None
         assert history[1].prev.revision == a.revision
         assert history[1].prev.obj["n"] == 1
@@ -452,7 +453,7 @@ async def test_compaction_makes_older_revisions_gone(store: Store) -> None:
 
 
 async def test_concurrent_read_modify_write_loses_no_update(store: Store) -> None:
-    await store.create(key("counter"), item("counter", 0))
+    created = await store.create(key("counter"), item("counter", 0))
     tasks = 40
     conflicts = 0
 
@@ -474,6 +475,8 @@ async def test_concurrent_read_modify_write_loses_no_update(store: Store) -> Non
     assert final is not None
     assert final.obj["n"] == tasks
     assert conflicts > 0
+    # Every successful increment took exactly one revision, and no failed one took any.
+    assert final.revision == created.revision + tasks
 
 
 async def test_concurrent_creates_of_one_name_admit_exactly_one(store: Store) -> None:
