@@ -247,7 +247,8 @@ async def test_upstream_410_relists_and_closes_watchers(
 async def test_consistent_read_waits_for_the_cache_to_reach_the_write(
     counted: tuple[WatchCache, CountingStore],
 ) -> None:
-    cache, _ = counted
+    cache, backend = counted
+    before = dict(backend.calls)
     # Many writes and reads interleaved: every read sees the write acknowledged before it.
     for i in range(40):
         written = await cache.create(PREFIX + f"c{i:02d}", item(f"c{i:02d}", i))
@@ -256,6 +257,8 @@ async def test_consistent_read_waits_for_the_cache_to_reach_the_write(
         assert got.revision == written.revision
         page = await cache.list(PREFIX)
         assert len(page.items) == i + 1
+    # The cache waited for each write to arrive; no read fell back to the backend.
+    assert backend.calls == before
 
 
 # -- on etcd -------------------------------------------------------------------------------

@@ -174,7 +174,7 @@ async def test_writes_are_refused() -> None:
         await store.delete(f"{PREFIX}x", expected_revision=None)
 
 
-async def test_reads_wait_for_the_view_to_sync() -> None:
+async def test_reads_are_unavailable_until_the_view_has_synced() -> None:
     store = DeviceStore(STRATEGY.resource)
     with pytest.raises(StorageUnavailableError):
         await store.list(PREFIX)
