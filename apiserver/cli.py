@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .registry import DEFAULT_GROUP
+from .kinds import DEFAULT_GROUP
 from .server.app import ServerSettings
 from .server.serve import ServeOptions, serve
 

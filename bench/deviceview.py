@@ -34,7 +34,7 @@ from typing import Any
 from apiserver.api.resource.mixins import flatten_slice
 from apiserver.cel import device_value
 from apiserver.devices import Commit, DeviceStore, DeviceView
-from apiserver.registry.device import DeviceStrategy
+from apiserver.kinds.device import DeviceStrategy
 from apiserver.sources import MemorySource, RevisionClock
 
 from . import machine, report

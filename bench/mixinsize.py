@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from apiserver.api.resource.mixins import flatten_slice
-from apiserver.registry.resourceslice import ResourceSliceStrategy
+from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.storage.sqlite import SQLiteStore
 
 from . import machine, report

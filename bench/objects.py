@@ -6,8 +6,8 @@ from typing import Any
 
 import orjson
 
-from apiserver.registry import DEFAULT_GROUP
-from apiserver.registry.resourceslicepatch import ResourceSlicePatchStrategy
+from apiserver.kinds import DEFAULT_GROUP
+from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 
 RESOURCE = ResourceSlicePatchStrategy.for_group(DEFAULT_GROUP).resource
 COLLECTION_PATH = f"/apis/{RESOURCE.group}/{RESOURCE.version}/{RESOURCE.plural}"

@@ -44,10 +44,10 @@ from apiserver.controllers import (
     summarize,
 )
 from apiserver.controllers.poolindex import allocated_devices
+from apiserver.kinds.resourceclaim import ResourceClaimStrategy
+from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.machinery.registry import Registry, WriteOptions
-from apiserver.registry.resourceclaim import ResourceClaimStrategy
-from apiserver.registry.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
-from apiserver.registry.resourceslice import ResourceSliceStrategy
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.server.poolstatus import PoolStatusService
 from apiserver.sources import SourceEvent, StoreSource

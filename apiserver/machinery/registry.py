@@ -113,7 +113,7 @@ class Registry:
         self.strategy = strategy
         self.resource = strategy.resource
         self.store = store
-        self.fields = FieldManager(
+        self.field_manager = FieldManager(
             strategy.model, self.resource.group_version, has_status=strategy.has_status
         )
         self.field_getters = strategy.field_getters()
@@ -258,7 +258,7 @@ class Registry:
         self.strategy.admit_create(obj, user=opts.user, dry_run=opts.dry_run)
         if manager_fields:
             meta.pop("managedFields", None)
-            self.fields.update(None, obj, self._manager(opts, user_agent), now=now)
+            self.field_manager.update(None, obj, self._manager(opts, user_agent), now=now)
         name = meta["name"]
         if opts.dry_run:
             existing = await self._get_stored(namespace, name)
@@ -451,7 +451,7 @@ class Registry:
             elif patch_type == MERGE_PATCH:
                 new = apply_merge_patch(current.copy(), patch)
             elif patch_type == STRATEGIC_MERGE_PATCH:
-                new = apply_strategic_merge_patch(current.copy(), patch, self.fields.schema)
+                new = apply_strategic_merge_patch(current.copy(), patch, self.field_manager.schema)
             else:
                 raise errors.unsupported_media_type(patch_type, SUPPORTED_PATCH_TYPES)
             self._check_type_meta(new)
@@ -522,7 +522,7 @@ class Registry:
     ) -> dict[str, Any]:
         live = current.copy() if current is not None else None
         try:
-            return self.fields.apply(
+            return self.field_manager.apply(
                 live,
                 copy.deepcopy(config),
                 opts.field_manager,
@@ -670,7 +670,7 @@ class Registry:
             # An apply that only adds a co-owner still records it (timestamps aside).
             return WriteResult(current, 200, warnings)
         if record:
-            self.fields.update(old, new, manager, subresource=subresource, now=now_rfc3339())
+            self.field_manager.update(old, new, manager, subresource=subresource, now=now_rfc3339())
         if opts.dry_run:
             return WriteResult(_unstored(new), 200, warnings)
         key = current.key

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 from ..controllers import PatchStatusController, RegistryEventRecorder
 from ..devices import DeviceStore, DeviceView
+from ..kinds.device import DeviceStrategy
+from ..kinds.deviceclass import DeviceClassStrategy
+from ..kinds.event import EventStrategy
+from ..kinds.resourceslice import ResourceSliceStrategy
+from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from ..machinery.registry import Registry
 from ..machinery.resource import ResourceType
-from ..registry.device import DeviceStrategy
-from ..registry.deviceclass import DeviceClassStrategy
-from ..registry.event import EventStrategy
-from ..registry.resourceslice import ResourceSliceStrategy
-from ..registry.resourceslicepatch import ResourceSlicePatchStrategy
 from ..sources import StoreSource
 from ..storage import Store
 

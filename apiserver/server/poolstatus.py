@@ -19,9 +19,9 @@ from ..controllers import (
     PoolStatusRequestController,
     RequestCleaner,
 )
+from ..kinds.resourceclaim import ResourceClaimStrategy
+from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..machinery.registry import Registry
-from ..registry.resourceclaim import ResourceClaimStrategy
-from ..registry.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..sources import StoreSource
 from ..storage import Store
 from .deviceview import COMPONENT, DeviceViewService

@@ -10,8 +10,8 @@ import uvicorn
 from prometheus_client import CollectorRegistry
 
 from ..auth import TokenAuthenticator, generate_token_file
-from ..registry import DEFAULT_GROUP, strategies
-from ..registry.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from ..kinds import DEFAULT_GROUP, strategies
+from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore

@@ -57,7 +57,7 @@ def kind_prefix(key: str) -> str | None:
     return key[: third + 1]
 
 
-class _KindCache:
+class _PrefixCache:
     """The cached state of one prefix and the reflector that keeps it current."""
 
     def __init__(self, owner: WatchCache, prefix: str) -> None:
@@ -221,31 +221,31 @@ class WatchCache:
         self.max_pending = max_pending
         self.wait_timeout = wait_timeout
         self._wanted = list(prefixes)
-        self._kinds: dict[str, _KindCache] = {}
+        self._prefix_caches: dict[str, _PrefixCache] = {}
         self._started = False
 
     async def start(self) -> None:
         await self.backend.start()
         self._started = True
         for prefix in self._wanted:
-            self._kind(prefix)
+            self._prefix_cache(prefix)
 
     async def close(self) -> None:
         self._started = False
-        kinds, self._kinds = list(self._kinds.values()), {}
-        for kind in kinds:
-            await kind.stop()
+        prefix_caches, self._prefix_caches = list(self._prefix_caches.values()), {}
+        for prefix_cache in prefix_caches:
+            await prefix_cache.stop()
         await self.backend.close()
 
-    def _kind(self, key: str) -> _KindCache | None:
+    def _prefix_cache(self, key: str) -> _PrefixCache | None:
         prefix = kind_prefix(key)
         if prefix is None or not self._started:
             return None
-        kind = self._kinds.get(prefix)
-        if kind is None:
-            kind = self._kinds[prefix] = _KindCache(self, prefix)
-            kind.start()
-        return kind
+        prefix_cache = self._prefix_caches.get(prefix)
+        if prefix_cache is None:
+            prefix_cache = self._prefix_caches[prefix] = _PrefixCache(self, prefix)
+            prefix_cache.start()
+        return prefix_cache
 
     @property
     def revision(self) -> int:
@@ -260,33 +260,33 @@ class WatchCache:
 
     def readiness(self) -> dict[str, bool]:
         checks = dict(self.backend.readiness())
-        for prefix, kind in sorted(self._kinds.items()):
-            checks[f"watch-cache {prefix}"] = kind.synced
+        for prefix, prefix_cache in sorted(self._prefix_caches.items()):
+            checks[f"watch-cache {prefix}"] = prefix_cache.synced
         return checks
 
-    async def _consistent(self, kind: _KindCache) -> bool:
-        if not kind.synced:
+    async def _consistent(self, prefix_cache: _PrefixCache) -> bool:
+        if not prefix_cache.synced:
             return False
-        return await kind.fresh(await self.backend.current_revision())
+        return await prefix_cache.fresh(await self.backend.current_revision())
 
     # -- reads -------------------------------------------------------------------------
 
     async def get(self, key: str) -> StoredObject | None:
-        kind = self._kind(key)
-        if kind is not None and await self._consistent(kind):
-            return kind.objects.get(key)
+        prefix_cache = self._prefix_cache(key)
+        if prefix_cache is not None and await self._consistent(prefix_cache):
+            return prefix_cache.objects.get(key)
         return await self.backend.get(key)
 
     async def list(
         self, prefix: str, *, revision: int | None = None, start: str = "", limit: int = 0
     ) -> ListPage:
-        kind = self._kind(prefix)
-        if kind is not None:
+        prefix_cache = self._prefix_cache(prefix)
+        if prefix_cache is not None:
             if revision is None:
-                if await self._consistent(kind):
-                    return kind.page(prefix, start, limit)
-            elif kind.synced and revision == kind.revision:
-                return kind.page(prefix, start, limit)
+                if await self._consistent(prefix_cache):
+                    return prefix_cache.page(prefix, start, limit)
+            elif prefix_cache.synced and revision == prefix_cache.revision:
+                return prefix_cache.page(prefix, start, limit)
         return await self.backend.list(prefix, revision=revision, start=start, limit=limit)
 
     # -- writes pass through ---------------------------------------------------------------
@@ -308,19 +308,21 @@ class WatchCache:
     # -- watch -------------------------------------------------------------------------
 
     def watch(self, prefix: str, revision: int) -> Watch:
-        kind = self._kind(prefix)
-        if kind is None:
+        prefix_cache = self._prefix_cache(prefix)
+        if prefix_cache is None:
             return self.backend.watch(prefix, revision)
-        return _CacheWatch(self, kind, prefix, revision)
+        return _CacheWatch(self, prefix_cache, prefix, revision)
 
 
 class _CacheWatch(FollowingWatch):
     """A client's watch: the cache's window after its revision, then live events."""
 
-    def __init__(self, cache: WatchCache, kind: _KindCache, prefix: str, revision: int) -> None:
+    def __init__(
+        self, cache: WatchCache, prefix_cache: _PrefixCache, prefix: str, revision: int
+    ) -> None:
         super().__init__(revision)
         self._cache = cache
-        self._kind = kind
+        self._prefix_cache = prefix_cache
         self._prefix = prefix
         self._end = prefix_end(prefix)
         self._revision = revision
@@ -331,26 +333,28 @@ class _CacheWatch(FollowingWatch):
         return self._events()
 
     async def _events(self) -> AsyncIterator[WatchEvent]:
-        kind = self._kind
+        prefix_cache = self._prefix_cache
         # The first sync of a prefix (or a resync): wait for it, as long as it takes.
-        if not await kind.wait_synced(self._closed):
+        if not await prefix_cache.wait_synced(self._closed):
             return
-        if self._revision < kind.window.start:
+        if self._revision < prefix_cache.window.start:
             # Older than the window: the backend's history has it (or says 410).
             self._direct = self._cache.backend.watch(self._prefix, self._revision)
             async for event in self._direct:
                 yield event
             return
-        sub = kind.fanout.subscribe(self._prefix, self._end)
+        sub = prefix_cache.fanout.subscribe(self._prefix, self._end)
         # Subscribing and copying the window happen in one step: no gap, no duplicate.
         backlog = [
-            e for e in kind.window.after(self._revision) if self._prefix <= e.object.key < self._end
+            e
+            for e in prefix_cache.window.after(self._revision)
+            if self._prefix <= e.object.key < self._end
         ]
         async for event in self._replay_then_follow(backlog, sub):
             yield event
 
     def _head(self) -> int:
-        return self._kind.progress()
+        return self._prefix_cache.progress()
 
     def progress(self) -> int | None:
         if self._direct is not None:

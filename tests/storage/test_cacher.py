@@ -160,9 +160,9 @@ async def test_watch_older_than_the_window_is_served_from_backend_history(
         await cache.update(PREFIX + "a", item("a", i), expected_revision=None)
     last = await cache.get(PREFIX + "a")
     assert last is not None
-    kind = cache._kinds[PREFIX]
-    assert len(kind.window) <= 8 + 2
-    assert kind.window.start > first.revision
+    cached = cache._prefix_caches[PREFIX]
+    assert len(cached.window) <= 8 + 2
+    assert cached.window.start > first.revision
     watches_before = backend.calls["watch"]
     watch = cache.watch(PREFIX, first.revision)
     try:
@@ -181,7 +181,7 @@ async def test_watch_inside_the_window_replays_from_memory(
     cache, backend = counted
     first = await cache.create(PREFIX + "a", item("a", 0))
     second = await cache.update(PREFIX + "a", item("a", 1), expected_revision=first.revision)
-    await eventually(lambda: cache._kinds[PREFIX].revision >= second.revision)
+    await eventually(lambda: cache._prefix_caches[PREFIX].revision >= second.revision)
     watches_before = backend.calls["watch"]
     watch = cache.watch(PREFIX, first.revision)
     try:

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
 from apiserver.machinery.selectors import parse_field_selector, parse_label_selector
 from apiserver.machinery.watch import WatchItem, WatchRequest, WatchStream
-from apiserver.registry.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.storage import (
     EventType,
     KeyExistsError,

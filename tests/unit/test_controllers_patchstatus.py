@@ -19,11 +19,11 @@ from apiserver.controllers import (
     event_name,
 )
 from apiserver.devices import DeviceView, FaultSummary, PatchReport
+from apiserver.kinds.deviceclass import DeviceClassStrategy
+from apiserver.kinds.event import EventStrategy
+from apiserver.kinds.resourceslice import ResourceSliceStrategy
+from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
-from apiserver.registry.deviceclass import DeviceClassStrategy
-from apiserver.registry.event import EventStrategy
-from apiserver.registry.resourceslice import ResourceSliceStrategy
-from apiserver.registry.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.sources import StoreSource
 from apiserver.storage.sqlite import SQLiteStore
 

@@ -23,12 +23,12 @@ from apiserver.controllers import (
     request_status,
     validation_errors,
 )
+from apiserver.kinds.resourceclaim import ResourceClaimStrategy
+from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.machinery import errors
 from apiserver.machinery.patching import MERGE_PATCH
 from apiserver.machinery.registry import DeleteOptions, Registry, WriteOptions
-from apiserver.registry.resourceclaim import ResourceClaimStrategy
-from apiserver.registry.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
-from apiserver.registry.resourceslice import ResourceSliceStrategy
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.sources import MemorySource, StoreSource, object_key, object_revision
 from apiserver.storage.sqlite import SQLiteStore

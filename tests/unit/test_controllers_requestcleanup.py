@@ -14,9 +14,9 @@ import orjson
 import pytest
 
 from apiserver.controllers import RequestCleaner, deadline
+from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.machinery.patching import MERGE_PATCH
 from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
-from apiserver.registry.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.sources import MemorySource, StoreSource
 from apiserver.storage.sqlite import SQLiteStore
 

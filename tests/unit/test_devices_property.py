@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apiserver.devices import DeviceStore, DeviceView, PatchReport, snapshot
-from apiserver.registry.device import DeviceStrategy
+from apiserver.kinds.device import DeviceStrategy
 from apiserver.sources import MemorySource, RevisionClock
 
 from .deviceobjects import NEW, NULL, OLD, class_obj, patch_obj, slice_obj

@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from apiserver.devices import DeviceStore
+from apiserver.kinds.device import DeviceStrategy
 from apiserver.machinery.registry import ListOptions, Registry
 from apiserver.machinery.selectors import parse_field_selector
 from apiserver.machinery.table import table
-from apiserver.registry.device import DeviceStrategy
 from apiserver.storage import (
     EventType,
     RevisionCompactedError,

@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
+from apiserver.kinds import strategies
 from apiserver.machinery.discovery import (
     SUBRESOURCE_VERBS,
     V2_CONTENT_TYPE,
@@ -17,7 +18,6 @@ from apiserver.machinery.discovery import (
     wants_aggregated,
 )
 from apiserver.machinery.resource import ResourceType
-from apiserver.registry import strategies
 
 GROUP = "resource.k8s.io"
 

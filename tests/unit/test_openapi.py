@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
+from apiserver.kinds import strategies
 from apiserver.machinery.openapi import ServedKind, encode, v2_document, v3_document
 from apiserver.machinery.patching import (
     APPLY_PATCH,
@@ -18,7 +19,6 @@ from apiserver.machinery.patching import (
     STRATEGIC_MERGE_PATCH,
 )
 from apiserver.machinery.resource import ResourceType
-from apiserver.registry import strategies
 
 SERVED = [ServedKind(s.resource, s.model, s.has_status) for s in strategies()]
 WRITABLE = [k for k in SERVED if not k.resource.read_only]

@@ -10,6 +10,8 @@ from typing import Any
 import orjson
 import pytest
 
+from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.machinery.decoding import FieldValidation
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH
@@ -20,8 +22,6 @@ from apiserver.machinery.registry import (
     WriteOptions,
 )
 from apiserver.machinery.selectors import parse_field_selector, parse_label_selector
-from apiserver.registry.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
-from apiserver.registry.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.storage import EventType
 from apiserver.storage.sqlite import SQLiteStore
 

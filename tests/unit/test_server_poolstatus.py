@@ -8,7 +8,7 @@ import asyncio
 import httpx
 from prometheus_client import CollectorRegistry
 
-from apiserver.registry import strategies
+from apiserver.kinds import strategies
 from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.server.poolstatus import PoolStatusOptions, PoolStatusService

@@ -7,7 +7,7 @@ import asyncio
 
 import httpx
 
-from apiserver.registry import strategies
+from apiserver.kinds import strategies
 from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.storage.sqlite import SQLiteStore

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.kinds import strategies
 from apiserver.machinery.table import (
     AGE_COLUMN,
     NAME_COLUMN,
@@ -17,7 +18,6 @@ from apiserver.machinery.table import (
     path,
     table,
 )
-from apiserver.registry import strategies
 
 MINUTE = 60
 HOUR = 60 * MINUTE

@@ -21,10 +21,10 @@ from apiserver.api.resource.validation.resourceclaimtemplate import (
     validate_resource_claim_template,
     validate_resource_claim_template_update,
 )
+from apiserver.kinds.resourceclaim import ResourceClaimStrategy, claim_state
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.patching import MERGE_PATCH
 from apiserver.machinery.registry import Registry, WriteOptions
-from apiserver.registry.resourceclaim import ResourceClaimStrategy, claim_state
 from apiserver.storage.sqlite import SQLiteStore
 
 R = "spec.devices.requests"

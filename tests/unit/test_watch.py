@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.machinery import watch as watch_module
 from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
 from apiserver.machinery.selectors import parse_label_selector
 from apiserver.machinery.watch import WatchRequest, WatchStream
-from apiserver.registry.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.storage.sqlite import SQLiteStore
 
 GROUP = "resource.k8s.io"

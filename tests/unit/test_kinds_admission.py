@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from apiserver.auth import TokenAuthenticator, UserInfo
+from apiserver.kinds import strategies
+from apiserver.kinds.admission import UserRateLimiter
+from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
-from apiserver.registry import strategies
-from apiserver.registry.admission import UserRateLimiter
-from apiserver.registry.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.storage.sqlite import SQLiteStore
 
