@@ -29,7 +29,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
-from ..auth import TokenAuthenticator
+from ..auth import AuthenticationMiddleware, TokenAuthenticator
 from ..machinery import errors
 from ..machinery.discovery import V2_CONTENT_TYPE, Discovery, etag, wants_aggregated
 from ..machinery.handlers import ResourceHandler, json_response, status_response
@@ -38,8 +38,6 @@ from ..machinery.registry import Registry
 from ..machinery.resource import ResourceType
 from ..machinery.strategy import Strategy
 from ..storage import Store
-
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 
 
 @dataclass
@@ -289,7 +287,7 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
     async def internal_error(_request: Request, exc: Exception) -> Response:
         return status_response(errors.internal(f"{type(exc).__name__}: {exc}"))
 
-    app.add_middleware(_AuthenticationMiddleware, authenticator=authenticator)
+    app.add_middleware(AuthenticationMiddleware, authenticator=authenticator)
     app.add_middleware(_MetricsMiddleware, metrics=metrics)
     return app
 
@@ -358,29 +356,3 @@ class _MetricsMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_and_count)
-
-
-class _AuthenticationMiddleware:
-    """Bearer tokens; health and version paths are open, as in Kubernetes' default policy."""
-
-    def __init__(self, app: ASGIApp, authenticator: TokenAuthenticator | None) -> None:
-        self.app = app
-        self.authenticator = authenticator
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.authenticator is None or scope["path"] in PUBLIC_PATHS:
-            await self.app(scope, receive, send)
-            return
-        header = None
-        for key, value in scope["headers"]:
-            if key == b"authorization":
-                header = value.decode("latin-1")
-                break
-        user = self.authenticator.authenticate(header)
-        if user is None:
-            err = errors.unauthorized()
-            response = json_response(err.body(), 401)
-            await response(scope, receive, send)
-            return
-        scope["user"] = user
-        await self.app(scope, receive, send)
