@@ -115,8 +115,9 @@ class PatchStatusController:
         self.options = WriteOptions(field_manager=component)
         self.queue = CoalescingQueue(interval, clock)
         self.bucket = TokenBucket(rate, burst, clock)
-        self._faults: dict[str, dict[tuple[str, str], int]] = {}
-        """Per patch uid: the failures already recorded, and on how many devices."""
+        self._faults: dict[str, tuple[str, dict[tuple[str, str], int]]] = {}
+        """Per patch name: its uid, and the failures already recorded with on how many
+        devices (forgotten when the patch is gone or has another uid)."""
         self._task = BackgroundTask("patch status", self._run, log)
         view.subscribe_patches(self._on_reports)
         patches.add_handler(self._on_patch)
@@ -153,6 +154,7 @@ class PatchStatusController:
         obj = self.patches.get(name)
         if obj is None:
             self.queue.forget(name)
+            self._faults.pop(name, None)
             return
         uid = (obj.get("metadata") or {}).get("uid")
         report = self.view.patch_report(name)
@@ -179,7 +181,8 @@ class PatchStatusController:
     async def _record_failures(self, obj: JSON, report: PatchReport) -> None:
         if self.events is None:
             return
-        seen = self._faults.get(report.uid, {})
+        recorded = self._faults.get(report.name)
+        seen = recorded[1] if recorded is not None and recorded[0] == report.uid else {}
         now: dict[tuple[str, str], int] = {}
         for fault in report.faults:
             key = (fault.selector, fault.message)
@@ -196,4 +199,4 @@ class PatchStatusController:
             if key not in seen:
                 reason = selectors_condition(report)[1]
                 await self.events.warn(obj, "\n".join(key), reason, report.problem[:MESSAGE_MAX])
-        self._faults[report.uid] = now
+        self._faults[report.name] = (report.uid, now)

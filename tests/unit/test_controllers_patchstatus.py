@@ -23,7 +23,7 @@ from apiserver.kinds.deviceclass import DeviceClassStrategy
 from apiserver.kinds.event import EventStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
+from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
 from apiserver.sources import StoreSource
 from apiserver.storage.sqlite import SQLiteStore
 
@@ -276,3 +276,21 @@ async def test_a_status_someone_else_wrote_is_restored(cluster: Cluster) -> None
         subresource="status",
     )
     await eventually(matched_one)
+
+
+async def test_recorded_failures_are_forgotten_once_the_patch_is_deleted(cluster: Cluster) -> None:
+    await create(cluster.slices, slice_obj("node-1", [device("gpu-0", model="a100")]))
+    await create(cluster.patches, rsp("faulty", selectors=[{"cel": {"expression": FAILING}}]))
+
+    async def recorded() -> bool:
+        return bool(cluster.controller._faults)
+
+    await eventually(recorded)  # the round that recorded the failure has ended
+    await cluster.patches.delete(None, "faulty", DeleteOptions())
+    cluster.clock.now += 60  # the next round may run at once
+    cluster.controller.queue.add("faulty")
+
+    async def forgotten() -> bool:
+        return not cluster.controller._faults
+
+    await eventually(forgotten)
