@@ -32,18 +32,7 @@ class TokenAuthenticator:
 
     @classmethod
     def from_file(cls, path: str | Path) -> TokenAuthenticator:
-        users: dict[str, UserInfo] = {}
-        with open(path, newline="") as f:
-            for lineno, row in enumerate(csv.reader(f), start=1):
-                if not row or row[0].startswith("#"):
-                    continue
-                if len(row) < 3 or not row[0] or not row[1]:
-                    raise ValueError(f"{path}:{lineno}: expected token,user,uid[,groups]")
-                groups = tuple(g for g in (row[3].split(",") if len(row) > 3 else []) if g)
-                if AUTHENTICATED not in groups:
-                    groups = (*groups, AUTHENTICATED)
-                users[row[0]] = UserInfo(row[1], row[2], groups)
-        return cls(users)
+        return cls(dict(read_token_file(path)))
 
     def authenticate(self, authorization: str | None) -> UserInfo | None:
         """The user a ``Bearer`` Authorization header names, or None."""
@@ -53,6 +42,27 @@ class TokenAuthenticator:
         if scheme.lower() != "bearer" or not token.strip():
             return None
         return self._users.get(_digest(token.strip()))
+
+
+def read_token_file(path: str | Path) -> list[tuple[str, UserInfo]]:
+    """Every token of the file with its user, in file order (blank and ``#`` lines skipped)."""
+    entries: list[tuple[str, UserInfo]] = []
+    with open(path, newline="") as f:
+        for lineno, row in enumerate(csv.reader(f), start=1):
+            if not row or row[0].startswith("#"):
+                continue
+            if len(row) < 3 or not row[0] or not row[1]:
+                raise ValueError(f"{path}:{lineno}: expected token,user,uid[,groups]")
+            groups = tuple(g for g in (row[3].split(",") if len(row) > 3 else []) if g)
+            if AUTHENTICATED not in groups:
+                groups = (*groups, AUTHENTICATED)
+            entries.append((row[0], UserInfo(row[1], row[2], groups)))
+    return entries
+
+
+def admin_token(entries: list[tuple[str, UserInfo]]) -> str | None:
+    """The token of the first user in ``system:masters``, if there is one."""
+    return next((token for token, user in entries if MASTERS in user.groups), None)
 
 
 def _digest(token: str) -> bytes:

@@ -9,7 +9,13 @@ from pathlib import Path
 import uvicorn
 from prometheus_client import CollectorRegistry
 
-from ..auth import TokenAuthenticator, generate_token_file
+from ..auth import (
+    MASTERS,
+    TokenAuthenticator,
+    admin_token,
+    generate_token_file,
+    read_token_file,
+)
 from ..kinds import DEFAULT_GROUP, strategies
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..storage import Store
@@ -99,11 +105,13 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     files = ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
     token_file = Path(options.token_auth_file or Path(options.cert_dir) / "tokens.csv")
     if not token_file.exists():
-        token = generate_token_file(token_file)
-    else:
-        token = token_file.read_text().split(",", 1)[0].strip()
-    authenticator = TokenAuthenticator.from_file(token_file)
+        generate_token_file(token_file)
+    tokens = read_token_file(token_file)
+    authenticator = TokenAuthenticator(dict(tokens))
     if options.kubeconfig_out:
+        token = admin_token(tokens)
+        if token is None:
+            raise ValueError(f"{token_file} has no token of a user in {MASTERS} for the kubeconfig")
         write_kubeconfig(
             options.kubeconfig_out,
             _server_url(options.bind_address, options.secure_port),

@@ -1,0 +1,53 @@
+"""Preparing the server from its options: the token file and the admin kubeconfig."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from apiserver.server.serve import ServeOptions, prepare
+
+
+def options(tmp_path: Path, tokens: Path) -> ServeOptions:
+    return ServeOptions(
+        storage=f"sqlite:///{tmp_path / 'data' / 'store.db'}",
+        cert_dir=str(tmp_path / "certs"),
+        kubeconfig_out=str(tmp_path / "kubeconfig"),
+        token_auth_file=str(tokens),
+    )
+
+
+def kubeconfig_token(tmp_path: Path) -> str:
+    config = yaml.safe_load((tmp_path / "kubeconfig").read_text())
+    [user] = config["users"]
+    token: str = user["user"]["token"]
+    return token
+
+
+def test_the_kubeconfig_carries_the_admin_token_of_an_existing_token_file(
+    tmp_path: Path,
+) -> None:
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text(
+        "# token,user,uid,groups\n"
+        "ops-token,ops,ops\n"
+        'admin-token,root,root,"ops,system:masters"\n'
+        'later-token,other,other,"system:masters"\n'
+    )
+    prepare(options(tmp_path, tokens))
+    assert kubeconfig_token(tmp_path) == "admin-token"
+
+
+def test_a_token_file_without_an_admin_cannot_make_a_kubeconfig(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text("ops-token,ops,ops\n")
+    with pytest.raises(ValueError, match="system:masters"):
+        prepare(options(tmp_path, tokens))
+
+
+def test_a_generated_token_file_gives_its_token_to_the_kubeconfig(tmp_path: Path) -> None:
+    tokens = tmp_path / "certs" / "tokens.csv"
+    prepare(options(tmp_path, tokens))
+    assert kubeconfig_token(tmp_path) == tokens.read_text().split(",", 1)[0]
