@@ -13,21 +13,11 @@ from typing import Any, ClassVar
 from ..api.resource.computeddevice import Device
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
-from ..machinery.table import Column, path
+from ..machinery.table import Column, string_at
 
 VERSION = "v1alpha3"
 SHOWN_ENTRIES = 4
 """Attributes (and capacities) printed in the wide view before the rest is summarised."""
-
-
-def _string(*keys: str) -> FieldGetter:
-    get = path(*keys)
-
-    def getter(obj: dict[str, Any]) -> str | None:
-        value = get(obj)
-        return value if isinstance(value, str) else None
-
-    return getter
 
 
 def _node(obj: dict[str, Any]) -> str:
@@ -75,10 +65,10 @@ class DeviceStrategy(Strategy[Device]):
     singular = "device"
     read_only = True
     columns: ClassVar[tuple[Column, ...]] = (
-        Column("Driver", "string", _string("spec", "driver"), "The driver of the device."),
-        Column("Pool", "string", _string("spec", "pool", "name"), "The pool of the device."),
+        Column("Driver", "string", string_at("spec", "driver"), "The driver of the device."),
+        Column("Pool", "string", string_at("spec", "pool", "name"), "The pool of the device."),
         Column("Node", "string", _node, "The node of a node-local device."),
-        Column("Device", "string", _string("spec", "device"), "The device name in its pool."),
+        Column("Device", "string", string_at("spec", "device"), "The device name in its pool."),
         Column("Patched-By", "string", _patched_by, "Patches that match the device."),
         Column(
             "Attributes",
@@ -97,15 +87,15 @@ class DeviceStrategy(Strategy[Device]):
         Column(
             "Slice",
             "string",
-            _string("spec", "resourceSliceName"),
+            string_at("spec", "resourceSliceName"),
             "The ResourceSlice that publishes the device.",
             priority=1,
         ),
     )
     extra_field_getters: ClassVar[dict[str, FieldGetter]] = {
-        "spec.driver": _string("spec", "driver"),
-        "spec.pool.name": _string("spec", "pool", "name"),
-        "spec.nodeName": _string("spec", "nodeName"),
-        "spec.device": _string("spec", "device"),
-        "spec.resourceSliceName": _string("spec", "resourceSliceName"),
+        "spec.driver": string_at("spec", "driver"),
+        "spec.pool.name": string_at("spec", "pool", "name"),
+        "spec.nodeName": string_at("spec", "nodeName"),
+        "spec.device": string_at("spec", "device"),
+        "spec.resourceSliceName": string_at("spec", "resourceSliceName"),
     }

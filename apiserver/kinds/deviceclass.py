@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..api.field import FieldError
 from ..api.resource.deviceclass import DeviceClass
 from ..api.resource.validation.deviceclass import validate_device_class
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
+from ..machinery.table import string_at
 
 DRA_GROUP = "resource.k8s.io"
 """The upstream group of the core DRA kinds, which does not follow our group setting."""
 DRA_VERSION = "v1"
-
-
-def _extended_resource_name(obj: dict[str, Any]) -> str | None:
-    value = (obj.get("spec") or {}).get("extendedResourceName")
-    return value if isinstance(value, str) else None
 
 
 class DeviceClassStrategy(Strategy[DeviceClass]):
@@ -27,7 +23,7 @@ class DeviceClassStrategy(Strategy[DeviceClass]):
     plural = "deviceclasses"
     singular = "deviceclass"
     extra_field_getters: ClassVar[dict[str, FieldGetter]] = {
-        "spec.extendedResourceName": _extended_resource_name
+        "spec.extendedResourceName": string_at("spec", "extendedResourceName")
     }
 
     @classmethod

@@ -9,7 +9,7 @@ from ..api.core.validation.event import validate_event
 from ..api.field import FieldError
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
-from ..machinery.table import NAME_COLUMN, Column, human_age, path
+from ..machinery.table import NAME_COLUMN, Column, human_age, path, string_at
 
 CORE_GROUP = ""
 
@@ -23,16 +23,6 @@ def _last_seen(obj: dict[str, Any]) -> str:
 def _object(obj: dict[str, Any]) -> str:
     ref = obj.get("involvedObject") or {}
     return f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}"
-
-
-def _string(*keys: str) -> FieldGetter:
-    get = path(*keys)
-
-    def getter(obj: dict[str, Any]) -> str | None:
-        value = get(obj)
-        return value if isinstance(value, str) else None
-
-    return getter
 
 
 class EventStrategy(Strategy[Event]):
@@ -64,7 +54,7 @@ class EventStrategy(Strategy[Event]):
     )
     extra_field_getters: ClassVar[dict[str, FieldGetter]] = {
         **{
-            f"involvedObject.{name}": _string("involvedObject", name)
+            f"involvedObject.{name}": string_at("involvedObject", name)
             for name in (
                 "kind",
                 "namespace",
@@ -75,10 +65,10 @@ class EventStrategy(Strategy[Event]):
                 "fieldPath",
             )
         },
-        "reason": _string("reason"),
-        "reportingComponent": _string("reportingComponent"),
-        "source": _string("source", "component"),
-        "type": _string("type"),
+        "reason": string_at("reason"),
+        "reportingComponent": string_at("reportingComponent"),
+        "source": string_at("source", "component"),
+        "type": string_at("type"),
     }
 
     @classmethod

@@ -18,7 +18,7 @@ from ..api.resource.validation.resourcepoolstatusrequest import (
 )
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
-from ..machinery.table import Column, path
+from ..machinery.table import Column, path, string_at
 from .admission import UserRateLimiter
 
 VERSION = "v1alpha1"
@@ -40,11 +40,6 @@ def _pool_count(obj: dict[str, Any]) -> int | None:
         return int(status["totalMatchingPools"])
     pools = status.get("pools")
     return len(pools) if isinstance(pools, list) else None
-
-
-def _spec_driver(obj: dict[str, Any]) -> str | None:
-    value = obj.get("spec", {}).get("driver")
-    return value if isinstance(value, str) else None
 
 
 class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
@@ -70,7 +65,9 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
             priority=1,
         ),
     )
-    extra_field_getters: ClassVar[dict[str, FieldGetter]] = {"spec.driver": _spec_driver}
+    extra_field_getters: ClassVar[dict[str, FieldGetter]] = {
+        "spec.driver": string_at("spec", "driver")
+    }
 
     def __init__(self, group: str) -> None:
         super().__init__(group)

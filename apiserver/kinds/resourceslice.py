@@ -11,21 +11,14 @@ from ..api.resource.validation.resourceslice import validate_resource_slice
 from ..machinery.registry import now_rfc3339
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
-from ..machinery.table import Column, path
+from ..machinery.table import Column, string_at
 
 GROUP = "resource.k8s.io"
 """The upstream group: the core DRA kinds do not follow our configurable group."""
 VERSION = "v1"
 
 
-def _spec_string(*keys: str) -> FieldGetter:
-    get = path("spec", *keys)
-
-    def getter(obj: dict[str, Any]) -> str | None:
-        value = get(obj)
-        return value if isinstance(value, str) else None
-
-    return getter
+_node = string_at("spec", "nodeName")
 
 
 class ResourceSliceStrategy(Strategy[ResourceSlice]):
@@ -38,16 +31,18 @@ class ResourceSliceStrategy(Strategy[ResourceSlice]):
         Column(
             "Node",
             "string",
-            lambda obj: _spec_string("nodeName")(obj) or "",
+            lambda obj: _node(obj) or "",
             "The node providing the devices, for node-local slices.",
         ),
-        Column("Driver", "string", _spec_string("driver"), "The driver managing the devices."),
-        Column("Pool", "string", _spec_string("pool", "name"), "The pool the slice belongs to."),
+        Column("Driver", "string", string_at("spec", "driver"), "The driver managing the devices."),
+        Column(
+            "Pool", "string", string_at("spec", "pool", "name"), "The pool the slice belongs to."
+        ),
     )
     extra_field_getters: ClassVar[dict[str, FieldGetter]] = {
-        "spec.nodeName": _spec_string("nodeName"),
-        "spec.driver": _spec_string("driver"),
-        "spec.pool.name": _spec_string("pool", "name"),
+        "spec.nodeName": _node,
+        "spec.driver": string_at("spec", "driver"),
+        "spec.pool.name": string_at("spec", "pool", "name"),
     }
 
     @classmethod

@@ -16,17 +16,9 @@ from ..api.meta import KindModel
 from ..api.names import dns1123_subdomain_errors
 from .resource import ResourceType
 from .selectors import FieldGetter
-from .table import AGE_COLUMN, NAME_COLUMN, Column
+from .table import AGE_COLUMN, NAME_COLUMN, Column, string_at
 
 M = TypeVar("M", bound=KindModel)
-
-
-def _meta_field(name: str) -> FieldGetter:
-    def get(obj: dict[str, Any]) -> str | None:
-        value = obj.get("metadata", {}).get(name)
-        return value if isinstance(value, str) else None
-
-    return get
 
 
 class Strategy(Generic[M]):
@@ -103,9 +95,9 @@ class Strategy(Generic[M]):
     # -- derived, not meant to be overridden ---------------------------------------
 
     def field_getters(self) -> dict[str, FieldGetter]:
-        getters: dict[str, FieldGetter] = {"metadata.name": _meta_field("name")}
+        getters: dict[str, FieldGetter] = {"metadata.name": string_at("metadata", "name")}
         if self.resource.namespaced:
-            getters["metadata.namespace"] = _meta_field("namespace")
+            getters["metadata.namespace"] = string_at("metadata", "namespace")
         getters.update(self.extra_field_getters)
         return getters
 

@@ -50,6 +50,18 @@ def path(*keys: str | int) -> Callable[[dict[str, Any]], Any]:
     return get
 
 
+def string_at(*keys: str) -> Callable[[dict[str, Any]], str | None]:
+    """A getter for a nested string (a field selector's ``FieldGetter``), None where any
+    step is missing or the value is not a string."""
+    get = path(*keys)
+
+    def getter(obj: dict[str, Any]) -> str | None:
+        value = get(obj)
+        return value if isinstance(value, str) else None
+
+    return getter
+
+
 NAME_COLUMN = Column(
     "Name",
     "string",
