@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .kinds import DEFAULT_GROUP
+from .api.resource import DRA_GROUP
 from .server.app import ServerSettings
 from .server.serve import ServeOptions, serve
 
@@ -106,9 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--kubeconfig-out", help="write a kubeconfig for the admin user to this path")
     s.add_argument("--mode", choices=["standalone", "aggregated"], default="standalone")
-    s.add_argument(
-        "--group", default=DEFAULT_GROUP, help=f"API group to serve (default {DEFAULT_GROUP})"
-    )
+    s.add_argument("--group", default=DRA_GROUP, help=f"API group to serve (default {DRA_GROUP})")
     s.add_argument(
         "--token-auth-file",
         help="CSV of token,user,uid[,groups]; generated in --cert-dir if absent",

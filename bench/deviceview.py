@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from apiserver.api.resource import DRA_GROUP
 from apiserver.api.resource.mixins import flatten_slice
 from apiserver.cel import device_value
 from apiserver.devices import Commit, DeviceStore, DeviceView
@@ -199,7 +200,7 @@ async def _build(
     """A synced world; the build's seconds and the longest event-loop gap seen meanwhile."""
     sources = _sources(slices)
     view = DeviceView(*sources, pause_gc=pause_gc)
-    store = DeviceStore(DeviceStrategy.for_group("resource.k8s.io").resource)
+    store = DeviceStore(DeviceStrategy.for_group(DRA_GROUP).resource)
     view.subscribe(store)
     for source in sources:
         await source.start()
@@ -338,7 +339,7 @@ async def _run(rounds: int, log: Callable[[str], Any]) -> Outcome:
         await source.start()
     with_sources = tracemalloc.get_traced_memory()[0]
     view = DeviceView(*sources)
-    store = DeviceStore(DeviceStrategy.for_group("resource.k8s.io").resource)
+    store = DeviceStore(DeviceStrategy.for_group(DRA_GROUP).resource)
     view.subscribe(store)
     await view.start()
     await view.wait_idle()

@@ -6,10 +6,10 @@ from typing import Any
 
 import orjson
 
-from apiserver.kinds import DEFAULT_GROUP
+from apiserver.api.resource import DRA_GROUP
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 
-RESOURCE = ResourceSlicePatchStrategy.for_group(DEFAULT_GROUP).resource
+RESOURCE = ResourceSlicePatchStrategy.for_group(DRA_GROUP).resource
 COLLECTION_PATH = f"/apis/{RESOURCE.group}/{RESOURCE.version}/{RESOURCE.plural}"
 NAME_MARKER = "__NAME__"
 """Stands for a unique name in a create body; the load generators replace it per request."""

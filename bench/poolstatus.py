@@ -38,6 +38,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from apiserver.api.resource import DRA_GROUP
 from apiserver.controllers import (
     device_facts,
     slice_facts,
@@ -59,7 +60,6 @@ from . import machine, report
 SECTION = "pool-status"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 DRIVER = "gpu.example.com"
-GROUP = "resource.k8s.io"
 PER_POOL = 8
 REQUESTS = 20
 SIZES = (1_000, 10_000)
@@ -251,7 +251,7 @@ async def _measure(pools: int, log: Callable[[str], Any]) -> Size:
         backend = SQLiteStore(Path(tmp) / "store.db", history=100_000)
         slice_prefix = ResourceSliceStrategy.upstream().resource.key_prefix()
         claim_prefix = ResourceClaimStrategy.upstream().resource.key_prefix()
-        request_strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
+        request_strategy = ResourcePoolStatusRequestStrategy.for_group(DRA_GROUP)
         request_prefix = request_strategy.resource.key_prefix()
         store = WatchCache(backend, prefixes=[slice_prefix, claim_prefix, request_prefix])
         await store.start()
@@ -261,8 +261,8 @@ async def _measure(pools: int, log: Callable[[str], Any]) -> Size:
             await backend.create(slice_keys.key(None, f"node-{i:05d}-gpu"), _slice(i))
             await backend.create(claim_keys.key("default", f"claim-{i:05d}"), _claim(i))
         log(f"  {pools:,} pools stored")
-        devices = DeviceViewService(store, GROUP, DeviceViewOptions(patch_status=False))
-        service = PoolStatusService(store, GROUP, devices, metrics=CollectorRegistry())
+        devices = DeviceViewService(store, DRA_GROUP, DeviceViewOptions(patch_status=False))
+        service = PoolStatusService(store, DRA_GROUP, devices, metrics=CollectorRegistry())
         watcher = StoreSource(store, request_prefix, name="bench-requests")
         answers = _Answers(watcher)
         for part in (devices, service):
@@ -276,7 +276,7 @@ async def _measure(pools: int, log: Callable[[str], Any]) -> Size:
 
         async def ask(name: str) -> float:
             body = {
-                "apiVersion": f"{GROUP}/v1alpha1",
+                "apiVersion": f"{DRA_GROUP}/v1alpha1",
                 "kind": "ResourcePoolStatusRequest",
                 "metadata": {"name": name},
                 "spec": {"driver": DRIVER, "limit": 1000},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api.resource import DRA_GROUP
 from ..machinery.strategy import Strategy
 from .device import DeviceStrategy
 from .deviceclass import DeviceClassStrategy
@@ -14,10 +15,8 @@ from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from .resourceslice import ResourceSliceStrategy
 from .resourceslicepatch import ResourceSlicePatchStrategy
 
-DEFAULT_GROUP = "resource.k8s.io"
 
-
-def strategies(group: str = DEFAULT_GROUP, *, standalone: bool = True) -> list[Strategy[Any]]:
+def strategies(group: str = DRA_GROUP, *, standalone: bool = True) -> list[Strategy[Any]]:
     """Every kind this server serves: ours in ``group`` (the computed, read-only Device kind
     among them, served over the device view rather than the store), and in standalone mode
     the core kinds a cluster would otherwise serve (they keep their upstream groups)."""

@@ -5,15 +5,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..api.field import FieldError
+from ..api.resource import DRA_GROUP, DRA_VERSION
 from ..api.resource.deviceclass import DeviceClass
 from ..api.resource.validation.deviceclass import validate_device_class
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
 from ..machinery.table import string_at
-
-DRA_GROUP = "resource.k8s.io"
-"""The upstream group of the core DRA kinds, which does not follow our group setting."""
-DRA_VERSION = "v1"
 
 
 class DeviceClassStrategy(Strategy[DeviceClass]):

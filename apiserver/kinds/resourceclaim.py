@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
+from ..api.resource import DRA_GROUP, DRA_VERSION
 from ..api.resource.resourceclaim import ResourceClaim, set_claim_spec_defaults
 from ..api.resource.validation.resourceclaim import (
     validate_resource_claim,
@@ -18,7 +19,6 @@ from ..api.resource.validation.resourceclaim import (
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
 from ..machinery.table import Column
-from .deviceclass import DRA_GROUP, DRA_VERSION
 
 
 def claim_state(obj: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.field import FieldError
+from ..api.resource import DRA_GROUP, DRA_VERSION
 from ..api.resource.resourceclaim import set_claim_spec_defaults
 from ..api.resource.resourceclaimtemplate import ResourceClaimTemplate
 from ..api.resource.validation.resourceclaimtemplate import (
@@ -12,7 +13,6 @@ from ..api.resource.validation.resourceclaimtemplate import (
     validate_resource_claim_template_update,
 )
 from ..machinery.strategy import Strategy
-from .deviceclass import DRA_GROUP, DRA_VERSION
 
 
 class ResourceClaimTemplateStrategy(Strategy[ResourceClaimTemplate]):

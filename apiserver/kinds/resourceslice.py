@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
+from ..api.resource import DRA_GROUP, DRA_VERSION
 from ..api.resource.resourceslice import ResourceSlice, set_taint_times
 from ..api.resource.validation.resourceslice import validate_resource_slice
 from ..machinery.registry import now_rfc3339
@@ -13,17 +14,12 @@ from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
 from ..machinery.table import Column, string_at
 
-GROUP = "resource.k8s.io"
-"""The upstream group: the core DRA kinds do not follow our configurable group."""
-VERSION = "v1"
-
-
 _node = string_at("spec", "nodeName")
 
 
 class ResourceSliceStrategy(Strategy[ResourceSlice]):
     model = ResourceSlice
-    version = VERSION
+    version = DRA_VERSION
     kind = "ResourceSlice"
     plural = "resourceslices"
     singular = "resourceslice"
@@ -47,7 +43,7 @@ class ResourceSliceStrategy(Strategy[ResourceSlice]):
 
     @classmethod
     def upstream(cls) -> ResourceSliceStrategy:
-        return cls(GROUP)
+        return cls(DRA_GROUP)
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         spec = obj.get("spec")

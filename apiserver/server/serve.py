@@ -9,6 +9,7 @@ from pathlib import Path
 import uvicorn
 from prometheus_client import CollectorRegistry
 
+from ..api.resource import DRA_GROUP
 from ..auth import (
     MASTERS,
     TokenAuthenticator,
@@ -16,7 +17,7 @@ from ..auth import (
     generate_token_file,
     read_token_file,
 )
-from ..kinds import DEFAULT_GROUP, strategies
+from ..kinds import strategies
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..storage import Store
 from ..storage.cacher import WatchCache
@@ -39,7 +40,7 @@ class ServeOptions:
     cert_dir: str = "certs"
     kubeconfig_out: str | None = None
     mode: str = "standalone"
-    group: str = DEFAULT_GROUP
+    group: str = DRA_GROUP
     token_auth_file: str | None = None
     watch_history: int = 10_000
     watch_cache: bool = True

@@ -1,1 +1,7 @@
 """Types of the ``resource.k8s.io`` group: DRA devices and the kinds of the five proposals."""
+
+DRA_GROUP = "resource.k8s.io"
+"""The group of the DRA kinds upstream serves (ResourceSlice, DeviceClass, ResourceClaim…),
+and the default group of the kinds this server adds (``--group``)."""
+DRA_VERSION = "v1"
+"""The version of the DRA kinds upstream serves."""
