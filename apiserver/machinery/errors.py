@@ -121,10 +121,6 @@ def bad_request(message: str, causes: list[dict[str, str]] | None = None) -> Sta
     return StatusError(400, "BadRequest", message, details={"causes": causes} if causes else None)
 
 
-def forbidden(message: str) -> StatusError:
-    return StatusError(403, "Forbidden", message)
-
-
 def unauthorized(message: str = "Unauthorized") -> StatusError:
     return StatusError(401, "Unauthorized", message)
 
