@@ -8,12 +8,14 @@ object as stored, and from dicts only for Tables and metadata-only views.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+import contextlib
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from ..api import field as fielderr
 from ..api import meta
@@ -317,16 +319,32 @@ class ResourceHandler:
         stream = await WatchStream.open(registry, namespace, watch_request)
         include = _include_object(request) if shape is Shape.TABLE else "Metadata"
 
-        async def body() -> AsyncIterator[bytes]:
+        async def body() -> AsyncGenerator[bytes, None]:
             first = True
-            async for item in stream.items():
-                yield _encode_event(item, registry, shape, include, first)
-                if item.obj is not None:
-                    first = False
+            async with contextlib.aclosing(stream.items()) as items:
+                async for item in items:
+                    yield _encode_event(item, registry, shape, include, first)
+                    if item.obj is not None:
+                        first = False
 
-        return StreamingResponse(
+        return _ClosingStreamingResponse(
             body(), media_type=JSON, headers={"Cache-Control": "no-cache, private"}
         )
+
+
+class _ClosingStreamingResponse(StreamingResponse):
+    """Closes its body when the response ends, however it ends: a client that went away
+    stops the watch behind the body at once, not whenever the generator is collected."""
+
+    def __init__(self, content: AsyncGenerator[bytes, None], **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self._content = content
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._content.aclose()
 
 
 def _encode_event(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
 import orjson
@@ -95,7 +95,7 @@ class WatchStream:
             )
         return cls(registry, namespace, request, None, start)
 
-    async def items(self) -> AsyncIterator[WatchItem]:
+    async def items(self) -> AsyncGenerator[WatchItem, None]:
         deadline = time.monotonic() + self.request.timeout_seconds
         if self.initial is not None:
             for stored in self.initial:

@@ -1,9 +1,12 @@
-"""machinery/watch.py: a slow client cannot make the server buffer without bound, and a
-watch with selectors gets bookmarks even while every event is filtered out."""
+"""machinery/watch.py: a slow client cannot make the server buffer without bound, a watch
+with selectors gets bookmarks even while every event is filtered out, and the watch of a
+client that went away is closed as soon as its response ends."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,7 @@ from apiserver.machinery import watch as watch_module
 from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
 from apiserver.machinery.selectors import parse_label_selector
 from apiserver.machinery.watch import WatchRequest, WatchStream
+from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.storage.sqlite import SQLiteStore
 
 GROUP = "resource.k8s.io"
@@ -100,3 +104,49 @@ async def test_bookmarks_arrive_while_every_event_is_filtered_out(registry: Regi
         await items.aclose()  # type: ignore[attr-defined]
     assert bookmarks == sorted(set(bookmarks))  # strictly increasing
     assert bookmarks[-1] <= registry.store.revision
+
+
+async def test_a_client_that_went_away_has_its_watch_closed_when_the_response_ends(
+    registry: Registry,
+) -> None:
+    """The store's subscription is gone as soon as the response has ended, not whenever the
+    response's generators are collected."""
+    store = registry.store
+    assert isinstance(store, SQLiteStore)
+    app = build_app(APIServer(store, [registry.strategy], ServerSettings()), None)
+    path = f"/apis/{GROUP}/v1alpha3/resourceslicepatches"
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "https",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": f"watch=1&resourceVersion={store.revision}".encode(),
+        "headers": [(b"host", b"test")],
+        "client": ("127.0.0.1", 1),
+        "server": ("test", 443),
+    }
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and message.get("body"):
+            raise OSError("the client went away")  # as the server says so on a send
+
+    served = asyncio.ensure_future(app(scope, receive, send))
+
+    async def subscribed() -> None:
+        for _ in itertools.count():
+            if len(store._fanout) > 0:
+                return
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(subscribed(), HANG)
+    await registry.create(None, body("p", "a"), OPTS)  # the event whose send fails
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(served, HANG)
+    assert len(store._fanout) == 0
