@@ -1,8 +1,10 @@
-"""The ASGI middleware that authenticates every request before it is routed.
+"""The ASGI middleware that authenticates and authorizes every request before it is routed.
 
-A request with a token the authenticator knows carries its ``UserInfo`` in
-``scope["user"]`` (admission reads the name from there); any other request gets a 401
-``Status``. Health and version paths are open, as in Kubernetes' default policy.
+Authentication: the chain's user goes into ``scope["user"]`` (admission and managed fields
+read it from there); a request no method recognises gets a 401 ``Status``, except on the
+public paths (health and version, as in Kubernetes' default policy). Authorization: the
+request's attributes are put to the authorizer; anything not allowed gets a 403 ``Status``
+worded as kube-apiserver words it. With no authenticator every request passes as nobody.
 """
 
 from __future__ import annotations
@@ -11,31 +13,47 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..machinery import errors
 from ..machinery.handlers import status_response
-from .tokens import TokenAuthenticator
+from ..machinery.user import AUTHENTICATED
+from .authenticator import Authenticator
+from .authorizer import AllowAuthenticated, Authorizer, forbidden, request_attributes
+from .credentials import Credentials
 
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 
 
-class AuthenticationMiddleware:
-    """Bearer tokens; with no authenticator every request passes."""
-
-    def __init__(self, app: ASGIApp, authenticator: TokenAuthenticator | None) -> None:
+class AuthMiddleware:
+    def __init__(
+        self,
+        app: ASGIApp,
+        authenticator: Authenticator | None,
+        authorizer: Authorizer | None = None,
+        *,
+        always_allow_paths: frozenset[str] = PUBLIC_PATHS,
+    ) -> None:
         self.app = app
         self.authenticator = authenticator
+        self.authorizer = authorizer or AllowAuthenticated()
+        self.always_allow_paths = always_allow_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.authenticator is None or scope["path"] in PUBLIC_PATHS:
+        if (
+            scope["type"] != "http"
+            or self.authenticator is None
+            or scope["path"] in self.always_allow_paths
+        ):
             await self.app(scope, receive, send)
             return
-        header = None
-        for key, value in scope["headers"]:
-            if key == b"authorization":
-                header = value.decode("latin-1")
-                break
-        user = self.authenticator.authenticate(header)
+        user = await self.authenticator.authenticate(Credentials.from_scope(scope))
         if user is None:
-            response = status_response(errors.unauthorized())
-            await response(scope, receive, send)
+            await status_response(errors.unauthorized())(scope, receive, send)
+            return
+        user = user.with_group(AUTHENTICATED)
+        attributes = request_attributes(
+            user, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1")
+        )
+        decision = await self.authorizer.authorize(attributes)
+        if not decision.allowed:
+            await status_response(forbidden(attributes, decision.reason))(scope, receive, send)
             return
         scope["user"] = user
         await self.app(scope, receive, send)

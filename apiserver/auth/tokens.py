@@ -10,19 +10,10 @@ import csv
 import hashlib
 import os
 import secrets
-from dataclasses import dataclass, field
 from pathlib import Path
 
-AUTHENTICATED = "system:authenticated"
-MASTERS = "system:masters"
-
-
-@dataclass(frozen=True)
-class UserInfo:
-    name: str
-    uid: str = ""
-    groups: tuple[str, ...] = ()
-    extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
+from ..machinery.user import AUTHENTICATED, MASTERS, UserInfo
+from .credentials import Credentials
 
 
 class TokenAuthenticator:
@@ -34,7 +25,10 @@ class TokenAuthenticator:
     def from_file(cls, path: str | Path) -> TokenAuthenticator:
         return cls(dict(read_token_file(path)))
 
-    def authenticate(self, authorization: str | None) -> UserInfo | None:
+    async def authenticate(self, credentials: Credentials) -> UserInfo | None:
+        return self.user_for(credentials.header("authorization"))
+
+    def user_for(self, authorization: str | None) -> UserInfo | None:
         """The user a ``Bearer`` Authorization header names, or None."""
         if not authorization:
             return None

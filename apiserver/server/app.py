@@ -29,7 +29,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
-from ..auth import AuthenticationMiddleware, TokenAuthenticator
+from ..auth import Authenticator, AuthMiddleware, Authorizer
 from ..machinery import errors
 from ..machinery.discovery import V2_CONTENT_TYPE, Discovery, etag, wants_aggregated
 from ..machinery.handlers import ResourceHandler, json_response, status_response
@@ -116,7 +116,11 @@ class APIServer:
         self.ready = False
 
 
-def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> FastAPI:
+def build_app(
+    server: APIServer,
+    authenticator: Authenticator | None,
+    authorizer: Authorizer | None = None,
+) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await server.store.start()
@@ -287,7 +291,7 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
     async def internal_error(_request: Request, exc: Exception) -> Response:
         return status_response(errors.internal(f"{type(exc).__name__}: {exc}"))
 
-    app.add_middleware(AuthenticationMiddleware, authenticator=authenticator)
+    app.add_middleware(AuthMiddleware, authenticator=authenticator, authorizer=authorizer)
     app.add_middleware(_MetricsMiddleware, metrics=metrics)
     return app
 

@@ -12,6 +12,8 @@ from prometheus_client import CollectorRegistry
 from ..api.resource import DRA_GROUP
 from ..auth import (
     MASTERS,
+    AllowAuthenticated,
+    AuthenticatorChain,
     TokenAuthenticator,
     admin_token,
     generate_token_file,
@@ -108,7 +110,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     if not token_file.exists():
         generate_token_file(token_file)
     tokens = read_token_file(token_file)
-    authenticator = TokenAuthenticator(dict(tokens))
+    authenticator = AuthenticatorChain([TokenAuthenticator(dict(tokens))])
     if options.kubeconfig_out:
         token = admin_token(tokens)
         if token is None:
@@ -156,7 +158,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         services=services,
         metrics=metrics,
     )
-    app = build_app(server, authenticator)
+    app = build_app(server, authenticator, AllowAuthenticated())
     config = uvicorn.Config(
         app,
         host=options.bind_address,

@@ -20,7 +20,7 @@ def test_token_file_is_private_even_if_it_existed_world_readable(tmp_path: Path)
     target.chmod(0o644)
     token = generate_token_file(target)
     assert mode(target) == 0o600
-    user = TokenAuthenticator.from_file(target).authenticate(f"Bearer {token}")
+    user = TokenAuthenticator.from_file(target).user_for(f"Bearer {token}")
     assert user is not None
     assert user.name == "admin"
 
