@@ -49,6 +49,8 @@ from apiserver.kinds.resourceclaim import ResourceClaimStrategy
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.machinery.registry import Registry, WriteOptions
+from apiserver.machinery.status import StatusSubresource
+from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.server.poolstatus import PoolStatusService
 from apiserver.sources import SourceEvent, StoreSource
@@ -261,11 +263,12 @@ async def _measure(pools: int, log: Callable[[str], Any]) -> Size:
             await backend.create(slice_keys.key(None, f"node-{i:05d}-gpu"), _slice(i))
             await backend.create(claim_keys.key("default", f"claim-{i:05d}"), _claim(i))
         log(f"  {pools:,} pools stored")
-        devices = DeviceViewService(store, DRA_GROUP, DeviceViewOptions(patch_status=False))
-        service = PoolStatusService(store, DRA_GROUP, devices, metrics=CollectorRegistry())
+        cluster = StandaloneCluster(store, DRA_GROUP, authenticator=None, authorizer=None)
+        devices = DeviceViewService(cluster, DRA_GROUP, DeviceViewOptions(patch_status=False))
+        service = PoolStatusService(cluster, DRA_GROUP, devices, metrics=CollectorRegistry())
         watcher = StoreSource(store, request_prefix, name="bench-requests")
         answers = _Answers(watcher)
-        for part in (devices, service):
+        for part in (cluster, devices, service):
             await part.start()
         await watcher.start()
         await asyncio.wait_for(service.index.wait_synced(), 600)
@@ -310,7 +313,7 @@ async def _measure(pools: int, log: Callable[[str], Any]) -> Size:
         stored = await requests.get(None, "warm-0")
         if status["totalMatchingPools"] != pools:
             raise RuntimeError(f"expected {pools} pools, got {status['totalMatchingPools']}")
-        for part in (service, devices):
+        for part in (service, devices, cluster):
             await part.close()
         await watcher.close()
         await store.close()
@@ -337,10 +340,10 @@ async def _reallocate(claims: Registry, i: int) -> None:
     current = (await claims.get("default", name)).copy()
     allocation = current["status"]["allocation"]
     del current["status"]
-    freed = await claims.update("default", name, current, WriteOptions(), subresource="status")
+    freed = await StatusSubresource(claims).update("default", name, current, WriteOptions())
     again = freed.obj.copy()
     again["status"] = {"allocation": allocation}
-    await claims.update("default", name, again, WriteOptions(), subresource="status")
+    await StatusSubresource(claims).update("default", name, again, WriteOptions())
 
 
 async def _settled(service: PoolStatusService, store: WatchCache) -> None:

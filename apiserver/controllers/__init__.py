@@ -26,11 +26,9 @@ from .poolsummary import (
     slice_facts,
     summarize,
 )
-from .queue import CoalescingQueue, TokenBucket
 from .requestcleanup import RequestCleaner, deadline
 
 __all__ = [
-    "CoalescingQueue",
     "DeviceFacts",
     "EventRecorder",
     "PatchStatusController",
@@ -41,7 +39,6 @@ __all__ = [
     "RegistryEventRecorder",
     "RequestCleaner",
     "SliceFacts",
-    "TokenBucket",
     "allocated_devices",
     "deadline",
     "desired_status",

@@ -19,14 +19,14 @@ from ..auth import (
     generate_token_file,
     read_token_file,
 )
-from ..kinds import strategies
-from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from ..machinery.resource import VERBS
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
 from ..storage.sqlite import SQLiteStore
-from .app import APIServer, ServerSettings, build_app
+from .app import APIServer, ServerSettings, Service, build_app
 from .certs import ensure_serving_certs
+from .cluster import RateLimit, StandaloneCluster
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .poolstatus import PoolStatusOptions, PoolStatusService
@@ -121,21 +121,28 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             files.ca_cert,
             token,
         )
-    served = strategies(options.group)
-    for strategy in served:
-        if isinstance(strategy, ResourcePoolStatusRequestStrategy):
-            strategy.limit_creation(
-                options.pool_status_create_rate, options.pool_status_create_burst
-            )
     store = open_store(options.storage, history=options.watch_history, options=options)
     if options.watch_cache:
         store = WatchCache(
             store,
-            prefixes=[s.resource.key_prefix() for s in served if not s.read_only],
+            prefixes=[
+                s.resource.key_prefix()
+                for s in StandaloneCluster.kinds(options.group)
+                if s.verbs == VERBS
+            ],
             window=options.watch_history,
         )
-    devices = DeviceViewService(
+    cluster = StandaloneCluster(
         store,
+        options.group,
+        authenticator=authenticator,
+        authorizer=AllowAuthenticated(),
+        pool_status_create_limit=RateLimit(
+            options.pool_status_create_rate, options.pool_status_create_burst
+        ),
+    )
+    devices = DeviceViewService(
+        cluster,
         options.group,
         DeviceViewOptions(
             window=options.watch_history,
@@ -144,21 +151,20 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         ),
     )
     metrics = CollectorRegistry()
-    services: list[DeviceViewService | PoolStatusService] = [devices]
+    services: list[Service] = [cluster, devices]
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
         )
-        services.append(PoolStatusService(store, options.group, devices, pool_options, metrics))
+        services.append(PoolStatusService(cluster, options.group, devices, pool_options, metrics))
     server = APIServer(
         store,
-        served,
+        [*cluster.served(), *devices.served()],
         options.settings,
-        stores=devices.stores(),
         services=services,
         metrics=metrics,
     )
-    app = build_app(server, authenticator, AllowAuthenticated())
+    app = build_app(server, cluster.authenticator, cluster.authorizer)
     config = uvicorn.Config(
         app,
         host=options.bind_address,

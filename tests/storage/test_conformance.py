@@ -554,6 +554,7 @@ async def test_watch_with_selector_turns_updates_into_added_and_deleted(
     created = await registry.create(None, patch_body("w", "x"), OPTS)
     stream = await WatchStream.open(
         registry,
+        registry.resource,
         None,
         WatchRequest(options("tier=gold", resource_version=str(created.obj.revision))),
     )
@@ -577,6 +578,7 @@ async def test_watch_sends_initial_events_then_bookmark_then_live(registry: Regi
     await registry.create(None, patch_body("b", "x"), OPTS)
     stream = await WatchStream.open(
         registry,
+        registry.resource,
         None,
         WatchRequest(
             options(resource_version=""),
@@ -604,6 +606,7 @@ async def test_idle_watch_gets_bookmarks_at_its_revision(registry: Registry) -> 
     created = await registry.create(None, patch_body("a", "x"), OPTS)
     stream = await WatchStream.open(
         registry,
+        registry.resource,
         None,
         WatchRequest(
             options(resource_version="0"),
@@ -631,7 +634,10 @@ async def test_watch_from_a_compacted_revision_ends_with_410(
         await registry.create(None, patch_body(f"more{i}", "x"), OPTS)
     await store.compact(store.revision)
     stream = await WatchStream.open(
-        registry, None, WatchRequest(options(resource_version=str(first.obj.revision)))
+        registry,
+        registry.resource,
+        None,
+        WatchRequest(options(resource_version=str(first.obj.revision))),
     )
     got = await items_of(stream, 1)
     assert got[0].type == "ERROR"

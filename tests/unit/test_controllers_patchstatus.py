@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from apiserver.controllers import (
-    CoalescingQueue,
     PatchStatusController,
     RegistryEventRecorder,
     desired_status,
@@ -24,8 +23,10 @@ from apiserver.kinds.event import EventStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
+from apiserver.machinery.status import StatusSubresource
 from apiserver.sources import StoreSource
 from apiserver.storage.sqlite import SQLiteStore
+from apiserver.toolkit import CoalescingQueue
 
 from .deviceobjects import DRIVER, device, slice_obj
 
@@ -200,10 +201,11 @@ async def test_status_and_one_event_per_faulty_selector(cluster: Cluster) -> Non
     )
     await create(cluster.patches, rsp("faulty", selectors=[{"cel": {"expression": FAILING}}]))
 
-    async def status_written() -> bool:
-        return "status" in await cluster.patch("faulty")
+    async def status_and_event_written() -> bool:
+        # One sync writes the status, then the Event: wait for both.
+        return "status" in await cluster.patch("faulty") and bool(await cluster.warnings())
 
-    await eventually(status_written)
+    await eventually(status_and_event_written)
     status = (await cluster.patch("faulty"))["status"]
     assert status["matchedDevices"] == 1
     assert status["observedGeneration"] == 1
@@ -267,13 +269,12 @@ async def test_a_status_someone_else_wrote_is_restored(cluster: Cluster) -> None
 
     await eventually(matched_one)
     cluster.clock.now += 60  # the next round may write at once
-    await cluster.patches.patch(
+    await StatusSubresource(cluster.patches).patch(
         None,
         "p",
         b'{"status": {"matchedDevices": 99}}',
         "application/merge-patch+json",
         WriteOptions(),
-        subresource="status",
     )
     await eventually(matched_one)
 

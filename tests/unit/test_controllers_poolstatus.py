@@ -29,8 +29,10 @@ from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.machinery import errors
 from apiserver.machinery.patching import MERGE_PATCH
 from apiserver.machinery.registry import DeleteOptions, Registry, WriteOptions
+from apiserver.machinery.status import StatusSubresource
+from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
-from apiserver.sources import MemorySource, StoreSource, object_key, object_revision
+from apiserver.sources import MemorySource, Source, object_key, object_revision
 from apiserver.storage.sqlite import SQLiteStore
 
 GROUP = "resource.k8s.io"
@@ -88,8 +90,8 @@ class World:
     claims: Registry
     requests: Registry
     devices: DeviceViewService
-    claim_source: StoreSource
-    request_source: StoreSource
+    claim_source: Source
+    request_source: Source
     index: PoolIndex
     controller: PoolStatusRequestController
     metrics: CollectorRegistry
@@ -106,8 +108,8 @@ class World:
             for pool, device in devices
         ]
         body = {"status": {"allocation": {"devices": {"results": results}}}}
-        await self.claims.patch(
-            namespace, claim, orjson.dumps(body), MERGE_PATCH, WriteOptions(), subresource="status"
+        await StatusSubresource(self.claims).patch(
+            namespace, claim, orjson.dumps(body), MERGE_PATCH, WriteOptions()
         )
 
     async def answer(self, name: str) -> dict[str, Any]:
@@ -146,7 +148,7 @@ async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
     await asyncio.wait_for(poll(), WAIT)
 
 
-async def caught_up(store: SQLiteStore, devices: DeviceViewService, claims: StoreSource) -> None:
+async def caught_up(store: SQLiteStore, devices: DeviceViewService, claims: Source) -> None:
     """Until the slice and claim caches hold what the store holds, and the view has caught up."""
     pairs = [
         (devices.slices, ResourceSliceStrategy.upstream().resource.key_prefix()),
@@ -167,17 +169,17 @@ async def caught_up(store: SQLiteStore, devices: DeviceViewService, claims: Stor
 
 @dataclass
 class Parts:
+    cluster: StandaloneCluster
     devices: DeviceViewService
-    claims: StoreSource
-    requests: StoreSource
+    claims: Source
+    requests: Source
     index: PoolIndex
     controller: PoolStatusRequestController
     metrics: CollectorRegistry
 
     async def start(self) -> None:
+        await self.cluster.start()
         await self.devices.start()
-        await self.claims.start()
-        await self.requests.start()
         await self.index.start()
         await self.controller.start()
 
@@ -187,19 +189,18 @@ class Parts:
     async def close(self) -> None:
         await self.controller.close()
         await self.index.close()
-        await self.requests.close()
-        await self.claims.close()
         await self.devices.close()
+        await self.cluster.close()
 
 
 def parts(store: SQLiteStore, **controller: Any) -> Parts:
     """The server's assembly, with the controller's timings set for tests."""
     strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
-    devices = DeviceViewService(store, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False))
-    claims = StoreSource(
-        store, ResourceClaimStrategy.upstream().resource.key_prefix(), name="resourceclaims"
+    cluster = StandaloneCluster(store, GROUP, authenticator=None, authorizer=None)
+    devices = DeviceViewService(
+        cluster, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False)
     )
-    requests = StoreSource(store, strategy.resource.key_prefix(), name="requests")
+    claims, requests = cluster.sources.claims, cluster.sources.requests
     index = PoolIndex(devices.view, devices.slices, claims)
     metrics = CollectorRegistry()
     options: dict[str, Any] = {
@@ -215,7 +216,7 @@ def parts(store: SQLiteStore, **controller: Any) -> Parts:
         PoolStatusMetrics(metrics),
         **{k: v for k, v in options.items() if k != "registry"},
     )
-    return Parts(devices, claims, requests, index, ctl, metrics)
+    return Parts(cluster, devices, claims, requests, index, ctl, metrics)
 
 
 @pytest.fixture
@@ -420,13 +421,12 @@ async def test_no_claim_or_pod_data_in_the_status(world: World) -> None:
             "reservedFor": [{"resource": "pods", "name": "payroll-pod", "uid": "pod-uid-1234"}],
         }
     }
-    await world.claims.patch(
+    await StatusSubresource(world.claims).patch(
         "team-secret",
         "payroll-training-claim",
         orjson.dumps(body),
         MERGE_PATCH,
         WriteOptions(),
-        subresource="status",
     )
     status = await world.ask("private")
     assert pools(status) == [("node-1", 4, 1, 3, 0)]
@@ -547,8 +547,8 @@ async def _stale_controller(store: SQLiteStore, stale: dict[str, Any]) -> Parts:
     built = parts(store)
     built.controller.requests = MemorySource("requests", [stale])
     await built.controller.requests.start()
+    await built.cluster.start()
     await built.devices.start()
-    await built.claims.start()
     await built.index.start()
     await built.index.wait_synced()
     return built

@@ -17,6 +17,7 @@ from apiserver.controllers import RequestCleaner, deadline
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.machinery.patching import MERGE_PATCH
 from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
+from apiserver.machinery.status import StatusSubresource
 from apiserver.sources import MemorySource, StoreSource
 from apiserver.storage.sqlite import SQLiteStore
 
@@ -95,8 +96,8 @@ class Setup:
 
     async def complete(self, name: str, when: datetime) -> None:
         patch = {"status": {"observationTime": stamp(when)}}
-        done = await self.registry.patch(
-            None, name, orjson.dumps(patch), MERGE_PATCH, WriteOptions(), subresource="status"
+        done = await StatusSubresource(self.registry).patch(
+            None, name, orjson.dumps(patch), MERGE_PATCH, WriteOptions()
         )
         await self.cached(name, done.obj.obj["metadata"]["resourceVersion"])
 
