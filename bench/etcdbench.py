@@ -29,7 +29,7 @@ import orjson
 import uvloop
 from aetcd import rpc
 
-from apiserver.storage.localetcd import LocalEtcd
+from devtools.localetcd import LocalEtcd
 
 from . import report
 from .load import Generator, LoadSpec

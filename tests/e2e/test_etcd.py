@@ -18,7 +18,7 @@ import httpx
 import orjson
 import pytest
 
-from apiserver.storage.localetcd import LocalEtcd
+from devtools.localetcd import LocalEtcd
 
 from .harness import ServerProcess, start_server
 

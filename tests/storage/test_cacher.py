@@ -19,8 +19,8 @@ from apiserver.storage import (
     WatchEvent,
 )
 from apiserver.storage.cacher import WatchCache, kind_prefix
-from apiserver.storage.localetcd import LocalEtcd
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.localetcd import LocalEtcd
 
 from .conftest import etcd_store, unique_prefix
 

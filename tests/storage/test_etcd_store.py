@@ -26,7 +26,8 @@ from apiserver.storage.etcd import (
     progress_is_ordered,
     with_revision,
 )
-from apiserver.storage.localetcd import LocalEtcd, ServerTLS, free_port
+from devtools.localetcd import LocalEtcd, ServerTLS
+from devtools.process import free_port
 
 from .conftest import etcd_store, unique_prefix
 
