@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -69,3 +69,17 @@ async def eventually(
         if not scope.expired():
             raise  # the condition's own timeout, not the deadline
         raise WaitTimeout(f"{_message(what, condition, timeout)}; last: {last!r}") from None
+
+
+async def started(coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    """A task running ``coroutine``, returned once the coroutine has run up to the point where
+    it first waits (or has finished): whatever it checks before waiting has been checked."""
+    entered = asyncio.Event()
+
+    async def run() -> T:
+        entered.set()
+        return await coroutine  # runs on without yielding until the coroutine waits
+
+    task = asyncio.create_task(run())
+    await entered.wait()  # this task resumes only after ``run`` has yielded
+    return task

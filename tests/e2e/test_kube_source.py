@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from kubernetes_asyncio import client, config
 
 from apiserver.sources import Backoff, KubeSource, SourceEvent
+from devtools.waiting import eventually
 
 from .harness import ServerProcess, start_server
 from .objects import RPSR_PATH, rpsr, unique
@@ -35,16 +35,6 @@ def slice_obj(name: str, driver: str, node: str, **extra: Any) -> dict[str, Any]
             "devices": [{"name": "gpu-0", **extra}],
         },
     }
-
-
-async def eventually(check: Callable[[], bool]) -> None:
-    async def poll() -> None:
-        for _ in itertools.count():
-            if check():
-                return
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(poll(), WAIT)
 
 
 async def api_client(server: ServerProcess, host: str | None = None) -> client.ApiClient:

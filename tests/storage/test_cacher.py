@@ -4,7 +4,6 @@ readiness, and consistent reads across two caches (two replicas) on one etcd."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from apiserver.storage import (
 from apiserver.storage.cacher import WatchCache, kind_prefix
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.localetcd import LocalEtcd
+from devtools.waiting import eventually
 
 from .conftest import etcd_store, unique_prefix
 
@@ -75,18 +75,6 @@ class _Gone(Watch):
 
     async def close(self) -> None:
         return None
-
-
-async def eventually(check: Any) -> None:
-    """Wait until ``check()`` holds; it reads state that background tasks change."""
-
-    async def poll() -> None:
-        for _ in itertools.count():
-            if check():
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), HANG)
 
 
 @pytest.fixture

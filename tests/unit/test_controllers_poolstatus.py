@@ -5,9 +5,8 @@ truncation), plus exactly-once writes between two controllers and the failure co
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+import functools
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,11 +31,11 @@ from apiserver.machinery.registry import DeleteOptions, Registry, WriteOptions
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.sources import MemorySource, StoreSource, object_key, object_revision
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"
 GPU = "gpu.example.com"
 NIC = "nic.example.com"
-WAIT = 10.0
 
 
 def slice_obj(
@@ -134,16 +133,6 @@ class World:
     def metric(self, name: str) -> float:
         value = self.metrics.get_sample_value(name)
         return value if value is not None else 0.0
-
-
-async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
-    async def poll() -> None:
-        for _ in itertools.count():
-            if await check():
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), WAIT)
 
 
 async def caught_up(store: SQLiteStore, devices: DeviceViewService, claims: StoreSource) -> None:
@@ -528,9 +517,15 @@ async def test_two_controllers_on_one_store_answer_each_request_once(store: SQLi
             return len(writes) == len(names)
 
         await eventually(all_seen)
+
+        def idle(part: Parts) -> bool:
+            # Once its cache holds every answer no later event queues a request again.
+            cached = [part.requests.get(n) for n in names]
+            answered = all(o and (o.get("status") or {}).get("observationTime") for o in cached)
+            return answered and len(part.controller.queue) == 0
+
         for part in (a, b):  # nothing is left to do
-            await asyncio.sleep(0.05)
-            assert len(part.controller.queue) == 0
+            await eventually(functools.partial(idle, part), "an answered cache and an empty queue")
         processed = [
             p.metrics.get_sample_value("resourcepoolstatus_requests_processed_total") or 0
             for p in (a, b)
