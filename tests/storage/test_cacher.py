@@ -216,7 +216,7 @@ async def test_upstream_410_relists_and_closes_watchers(
     watch = cache.watch(PREFIX, start)
     events = aiter(watch)
     pending = asyncio.ensure_future(anext(events))
-    await asyncio.sleep(0.05)
+    await eventually(lambda: watch.progress() is not None, "the watch to wait for events")
     lists_before = backend.calls["list"]
     # The next upstream watch finds the cache's revision gone; break the current one.
     backend.gone = True
