@@ -110,6 +110,8 @@ async def test_lists_and_watches_raw_objects(server: ServerProcess, api: client.
             await eventually(lambda: source.revision >= elsewhere)
 
             # The watch ends after its timeoutSeconds; the source watches on from where it was.
+            # The sleep lets that timeout (2 s) run out: the expiry is what this step tests,
+            # and the source has no signal for a watch that ended normally.
             await asyncio.sleep(2.5)
             third = f"{driver}-c"
             resp = await http.post(SLICES, json=slice_obj(third, driver, "node-3"))

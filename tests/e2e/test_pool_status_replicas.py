@@ -100,8 +100,7 @@ async def test_each_request_is_answered_once_by_two_replicas(
         await eventually(both_views_have_them, timeout=HANG)
         since = (await a.get(RPSR_PATH)).json()["metadata"]["resourceVersion"]
         seen: dict[str, list[dict[str, Any]]] = {}
-        watching = asyncio.create_task(status_writes(a, since, seen, "done"))
-        await asyncio.sleep(0.2)
+        watching = asyncio.create_task(status_writes(a, since, seen, "done"))  # from since on
 
         names = [f"twice-{i}" for i in range(REQUESTS)]
         replies = await asyncio.gather(
