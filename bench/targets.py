@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-import yaml
 
+from devtools.apiserver import admin_token, serve_command
 from devtools.process import ChildProcess, free_port, http_probe
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,29 +68,11 @@ class APIServerTarget(Target):
     """This server, started as ``make run`` starts it, on an SQLite file in the work dir."""
 
     def command(self) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "apiserver",
-            "serve",
-            "--bind-address",
-            "127.0.0.1",
-            "--secure-port",
-            str(self.port),
-            "--storage",
-            f"sqlite:///{self.workdir / 'data' / 'apiserver.db'}",
-            "--cert-dir",
-            str(self.workdir / "certs"),
-            "--kubeconfig-out",
-            str(self.workdir / "kubeconfig"),
-            "--log-level",
-            "warning",
-        ]
+        return serve_command(self.workdir, self.port)
 
     @property
     def token(self) -> str:
-        config = yaml.safe_load((self.workdir / "kubeconfig").read_text())
-        return str(config["users"][0]["user"]["token"])
+        return admin_token(self.workdir)
 
     @property
     def headers(self) -> dict[str, str]:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import yaml
 
+from devtools.apiserver import admin_token, serve_command
 from devtools.process import ChildProcess, free_port, http_probe
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,37 +67,25 @@ class ServerProcess:
 
     @property
     def token(self) -> str:
-        config = yaml.safe_load(self.kubeconfig.read_text())
-        return str(config["users"][0]["user"]["token"])
+        return admin_token(self.workdir)
 
     def start(self, timeout: float = 30.0) -> ServerProcess:
-        args = [
-            sys.executable,
-            "-m",
-            "apiserver",
-            "serve",
-            "--bind-address",
-            "127.0.0.1",
-            "--secure-port",
-            str(self.port),
-            "--storage",
-            self.storage or f"sqlite:///{self.db}",
-            "--cert-dir",
-            str(self.cert_dir),
-            "--kubeconfig-out",
-            str(self.kubeconfig),
-            "--log-level",
-            "warning",
-            # Most tests own the status of their patches; a test that wants the server to
-            # write it (and its Events) passes --patch-status, which wins as the later flag.
-            "--no-patch-status",
-            # Likewise for pool status requests (their status, their cleanup, and the
-            # per-user creation limit): --pool-status and a rate turn them back on.
-            "--no-pool-status",
-            "--pool-status-create-rate",
-            "0",
-            *self.extra_args,
-        ]
+        args = serve_command(
+            self.workdir,
+            self.port,
+            self.storage,
+            [
+                # Most tests own the status of their patches; a test that wants the server to
+                # write it (and its Events) passes --patch-status, which wins as the later flag.
+                "--no-patch-status",
+                # Likewise for pool status requests (their status, their cleanup, and the
+                # per-user creation limit): --pool-status and a rate turn them back on.
+                "--no-pool-status",
+                "--pool-status-create-rate",
+                "0",
+                *self.extra_args,
+            ],
+        )
         self.process.start(args, http_probe(f"{self.url}/readyz", self.ssl_context), timeout)
         return self
 
