@@ -72,16 +72,21 @@ def python(code: str) -> list[str]:
     return [sys.executable, "-c", code]
 
 
-def test_a_process_is_ready_stopped_and_its_output_kept(tmp_path: Path) -> None:
-    marker = tmp_path / "ready"
-    process = ChildProcess("child", tmp_path / "child.log")
-    code = (
+def idler(marker: Path, on_sigterm: str) -> list[str]:
+    """A child that says hello, touches ``marker`` once its SIGTERM handler is set, and idles."""
+    return python(
         "import pathlib, signal, sys, time\n"
-        "signal.signal(signal.SIGTERM, lambda *_: (print('terminated', flush=True), sys.exit(0)))\n"
+        f"signal.signal(signal.SIGTERM, {on_sigterm})\n"
         f"print('hello', flush=True); pathlib.Path({str(marker)!r}).touch()\n"
         "while True: time.sleep(1)\n"
     )
-    process.start(python(code), marker.exists)
+
+
+def test_a_process_is_ready_stopped_and_its_output_kept(tmp_path: Path) -> None:
+    marker = tmp_path / "ready"
+    process = ChildProcess("child", tmp_path / "child.log")
+    on_sigterm = "lambda *_: (print('terminated', flush=True), sys.exit(0))"
+    process.start(idler(marker, on_sigterm), marker.exists)
     assert process.running
     proc = process.proc
     assert proc is not None
@@ -94,13 +99,7 @@ def test_a_process_is_ready_stopped_and_its_output_kept(tmp_path: Path) -> None:
 def test_stop_kills_a_process_that_ignores_sigterm(tmp_path: Path) -> None:
     marker = tmp_path / "ready"
     process = ChildProcess("stubborn", tmp_path / "stubborn.log")
-    code = (
-        "import pathlib, signal, time\n"
-        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-        f"pathlib.Path({str(marker)!r}).touch()\n"
-        "while True: time.sleep(1)\n"
-    )
-    process.start(python(code), marker.exists)
+    process.start(idler(marker, "signal.SIG_IGN"), marker.exists)
     proc = process.proc
     assert proc is not None
     process.stop(grace=0.2)
