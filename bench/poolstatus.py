@@ -56,6 +56,7 @@ from apiserver.server.poolstatus import PoolStatusService
 from apiserver.sources import SourceEvent, StoreSource
 from apiserver.storage.cacher import WatchCache
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 from . import machine, report
 
@@ -139,7 +140,7 @@ class _Ticker:
     async def _run(self) -> None:
         last = time.perf_counter()
         while True:
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.001)  # the probe: how late a 1 ms timer fires is the gap
             now = time.perf_counter()
             self.worst = max(self.worst, now - last - 0.001)
             last = now
@@ -349,11 +350,12 @@ async def _reallocate(claims: Registry, i: int) -> None:
 async def _settled(service: PoolStatusService, store: WatchCache) -> None:
     """Until the claim informer has seen the store's latest write (as a user would wait)."""
     target = await store.current_revision()
-    for _ in range(100_000):
-        if service.claims.revision >= target:
-            return
-        await asyncio.sleep(0.001)
-    raise RuntimeError("the claim informer did not catch up")
+    await eventually(
+        lambda: service.claims.revision >= target,
+        "the claim informer to catch up",
+        timeout=120,
+        interval=0.001,
+    )
 
 
 @dataclass

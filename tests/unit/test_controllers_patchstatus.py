@@ -4,7 +4,6 @@ Event per faulty selector (bumped, not duplicated), writes coalesced per patch."
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from apiserver.machinery.status import StatusSubresource
 from apiserver.sources import StoreSource
 from apiserver.storage.sqlite import SQLiteStore
 from apiserver.toolkit import CoalescingQueue
+from devtools.waiting import eventually, started
 
 from .deviceobjects import DRIVER, device, slice_obj
 
@@ -101,9 +101,7 @@ async def test_the_queue_coalesces_and_spaces_out_each_key() -> None:
     assert len(queue) == 0
     queue.done("p")
     queue.add("p")
-    waiting = asyncio.create_task(queue.get())
-    for _ in range(20):
-        await asyncio.sleep(0)
+    waiting = await started(queue.get())  # it has looked at p and waits
     assert not waiting.done()  # 60 s have not passed on the clock
     clock.now += 60
     queue.add("p")  # wakes the waiter, which now finds p ready
@@ -132,16 +130,6 @@ class Cluster:
     async def warnings(self) -> list[dict[str, Any]]:
         listed = await self.events.list("default", ListOptions())
         return [i.obj for i in listed.items]
-
-
-async def eventually(check: Callable[[], Any]) -> None:
-    async def poll() -> None:
-        for _ in itertools.count():
-            if await check():
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), WAIT)
 
 
 @pytest.fixture
@@ -251,8 +239,8 @@ async def test_writes_wait_for_the_interval_and_carry_the_latest_state(cluster: 
     report = cluster.view.patch_report("p")
     assert report is not None
     assert report.matched == 5
-    for _ in range(20):
-        await asyncio.sleep(0.01)
+    # The burst reached the controller: p waits in its queue for the interval to pass.
+    await eventually(lambda: len(cluster.controller.queue) == 1, "p to wait in the queue")
     assert (await cluster.patch("p"))["metadata"]["resourceVersion"] == written
     cluster.clock.now += 60
     cluster.controller.queue.add("p")

@@ -5,9 +5,8 @@ truncation), plus exactly-once writes between two controllers and the failure co
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+import functools
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,11 +33,12 @@ from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.sources import MemorySource, Source, object_key, object_revision
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"
 GPU = "gpu.example.com"
 NIC = "nic.example.com"
-WAIT = 10.0
+PROCESSED = "resourcepoolstatus_requests_processed_total"
 
 
 def slice_obj(
@@ -136,16 +136,6 @@ class World:
     def metric(self, name: str) -> float:
         value = self.metrics.get_sample_value(name)
         return value if value is not None else 0.0
-
-
-async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
-    async def poll() -> None:
-        for _ in itertools.count():
-            if await check():
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), WAIT)
 
 
 async def caught_up(store: SQLiteStore, devices: DeviceViewService, claims: Source) -> None:
@@ -379,7 +369,9 @@ async def test_each_request_is_processed_once(world: World) -> None:
     await gpu_nodes(world, "node-1")
     first = await world.ask("once")
     stored = await world.requests.get(None, "once")
-    assert world.metric("resourcepoolstatus_requests_processed_total") == 1
+    # The controller counts a request once its status write has returned.
+    await eventually(lambda: world.metric(PROCESSED) >= 1, "the request to be counted")
+    assert world.metric(PROCESSED) == 1
     # Later changes to the request, the pools or the claims never recompute it.
     await world.requests.patch(
         None, "once", b'{"metadata":{"labels":{"seen":"yes"}}}', MERGE_PATCH, WriteOptions()
@@ -391,7 +383,8 @@ async def test_each_request_is_processed_once(world: World) -> None:
     assert now["metadata"]["labels"] == {"seen": "yes"}
     assert now["metadata"]["resourceVersion"] != stored.obj["metadata"]["resourceVersion"]
     assert await world.controller.sync("once") is False
-    assert world.metric("resourcepoolstatus_requests_processed_total") == 2
+    await eventually(lambda: world.metric(PROCESSED) >= 2, "the later request to be counted")
+    assert world.metric(PROCESSED) == 2
     assert world.metric("resourcepoolstatus_request_processing_duration_seconds_count") == 2
 
 
@@ -528,14 +521,22 @@ async def test_two_controllers_on_one_store_answer_each_request_once(store: SQLi
             return len(writes) == len(names)
 
         await eventually(all_seen)
+
+        def idle(part: Parts) -> bool:
+            # Once its cache holds every answer no later event queues a request again.
+            cached = [part.requests.get(n) for n in names]
+            answered = all(o and (o.get("status") or {}).get("observationTime") for o in cached)
+            return answered and len(part.controller.queue) == 0
+
         for part in (a, b):  # nothing is left to do
-            await asyncio.sleep(0.05)
-            assert len(part.controller.queue) == 0
-        processed = [
-            p.metrics.get_sample_value("resourcepoolstatus_requests_processed_total") or 0
-            for p in (a, b)
-        ]
-        assert sum(processed) == len(names)
+            await eventually(functools.partial(idle, part), "an answered cache and an empty queue")
+
+        def processed() -> float:
+            # Each write is counted once it has returned, a moment after it is seen.
+            return sum(p.metrics.get_sample_value(PROCESSED) or 0 for p in (a, b))
+
+        await eventually(lambda: processed() >= len(names), "every write to be counted")
+        assert processed() == len(names)
         assert writes == dict.fromkeys(names, 1)
     finally:
         for part in (a, b):
@@ -629,7 +630,8 @@ async def test_a_refused_status_is_answered_with_a_failed_condition(
         assert "pools" not in status
         sample = built.metrics.get_sample_value
         assert sample("resourcepoolstatus_request_processing_errors_total") == failures
-        assert sample("resourcepoolstatus_requests_processed_total") == 1
+        await eventually(lambda: sample(PROCESSED), "the request to be counted")
+        assert sample(PROCESSED) == 1
     finally:
         await built.close()
 

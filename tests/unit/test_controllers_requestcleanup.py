@@ -3,9 +3,7 @@ own ttlSecondsAfterComplete or the default, never-completed ones a day after cre
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,6 +18,7 @@ from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, W
 from apiserver.machinery.status import StatusSubresource
 from apiserver.sources import MemorySource, StoreSource
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"
 T0 = datetime(2026, 2, 7, 10, 30, tzinfo=UTC)
@@ -56,16 +55,6 @@ def request(
 )
 def test_deadlines(obj: dict[str, Any], expected: datetime | None) -> None:
     assert deadline(obj, 3600, 24 * 3600) == expected
-
-
-async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
-    async def poll() -> None:
-        for _ in itertools.count():
-            if await check():
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), 10)
 
 
 class Clock:

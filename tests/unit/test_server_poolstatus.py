@@ -13,6 +13,7 @@ from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.server.poolstatus import PoolStatusOptions, PoolStatusService
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"
 METRICS = (
@@ -61,15 +62,12 @@ async def test_readyz_waits_for_the_pool_index_and_metrics_are_served(store: SQL
         try:
             await asyncio.wait_for(pools.index.wait_synced(), 10)
 
-            async def ready() -> httpx.Response:
-                # Every service reports on its own schedule: wait for all, boundedly.
-                while True:
-                    response = await client.get("/readyz", params={"verbose": "1"})
-                    if response.status_code == 200:
-                        return response
-                    await asyncio.sleep(0.02)
+            async def ready() -> httpx.Response | None:
+                # Every service reports on its own schedule: wait for all.
+                response = await client.get("/readyz", params={"verbose": "1"})
+                return response if response.status_code == 200 else None
 
-            after = await asyncio.wait_for(ready(), 10)
+            after = await eventually(ready, "/readyz to pass")
             assert after.status_code == 200
             assert "[+]pool-status ok" in after.text
         finally:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from apiserver.machinery.selectors import parse_label_selector
 from apiserver.machinery.watch import WatchRequest, WatchStream
 from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"
 OPTS = WriteOptions()
@@ -142,13 +142,7 @@ async def test_a_client_that_went_away_has_its_watch_closed_when_the_response_en
 
     served = asyncio.ensure_future(app(scope, receive, send))
 
-    async def subscribed() -> None:
-        for _ in itertools.count():
-            if len(store._fanout) > 0:
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(subscribed(), HANG)
+    await eventually(lambda: len(store._fanout) > 0, "the watch to subscribe", timeout=HANG)
     await registry.create(None, body("p", "a"), OPTS)  # the event whose send fails
     with contextlib.suppress(Exception):
         await asyncio.wait_for(served, HANG)
