@@ -9,6 +9,7 @@ from ..machinery.strategy import Strategy
 from .device import DeviceStrategy
 from .deviceclass import DeviceClassStrategy
 from .event import EventStrategy
+from .node import NodeStrategy
 from .resourceclaim import ResourceClaimStrategy
 from .resourceclaimtemplate import ResourceClaimTemplateStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
@@ -29,9 +30,10 @@ def strategies(group: str = DRA_GROUP, *, standalone: bool = True) -> list[Strat
 
 
 def standalone_strategies() -> list[Strategy[Any]]:
-    """Kinds served only standalone: core v1 Events and (with their issue) the DRA v1 kinds."""
+    """Kinds served only standalone: core v1 Events and Nodes, and the DRA v1 kinds."""
     return [
         EventStrategy.core(),
+        NodeStrategy.core(),
         DeviceClassStrategy.upstream(),
         ResourceClaimStrategy.upstream(),
         ResourceClaimTemplateStrategy.upstream(),

@@ -250,7 +250,7 @@ class Registry:
         now = now_rfc3339()
         meta["creationTimestamp"] = now
         meta["generation"] = 1
-        if self.strategy.has_status:
+        if self.strategy.has_status and not self.strategy.status_on_create:
             obj.pop("status", None)
         _, warnings = self._check_types(obj, opts)  # defaults need well-typed input
         self.strategy.prepare_for_create(obj)

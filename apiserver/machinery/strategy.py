@@ -37,6 +37,9 @@ class Strategy(Generic[M]):
     short_names: ClassVar[tuple[str, ...]] = ()
     categories: ClassVar[tuple[str, ...]] = ()
     has_status: ClassVar[bool] = False
+    status_on_create: ClassVar[bool] = False
+    """A create keeps the status it carries (a Node is registered with its status); otherwise
+    a kind with a status subresource starts without one."""
     read_only: ClassVar[bool] = False
     """A computed resource: get, list and watch only, served over a store of its own."""
     columns: ClassVar[tuple[Column, ...]] = ()
