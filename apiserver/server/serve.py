@@ -17,13 +17,13 @@ from ..auth import (
     generate_token_file,
     read_token_file,
 )
-from ..kinds import strategies
+from ..kinds import SystemNamespaces, strategies
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
 from ..storage.sqlite import SQLiteStore
-from .app import APIServer, ServerSettings, build_app
+from .app import APIServer, ServerSettings, Service, build_app
 from .certs import ensure_serving_certs
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
@@ -142,7 +142,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         ),
     )
     metrics = CollectorRegistry()
-    services: list[DeviceViewService | PoolStatusService] = [devices]
+    services: list[Service] = [SystemNamespaces(store), devices]
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
