@@ -11,6 +11,7 @@ from .deviceclass import DeviceClassStrategy
 from .event import EventStrategy
 from .namespace import NamespaceStrategy, SystemNamespaces
 from .node import NodeStrategy
+from .pod import PodStrategy
 from .resourceclaim import ResourceClaimStrategy
 from .resourceclaimtemplate import ResourceClaimTemplateStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
@@ -33,12 +34,13 @@ def strategies(group: str = DRA_GROUP, *, standalone: bool = True) -> list[Strat
 
 
 def standalone_strategies() -> list[Strategy[Any]]:
-    """Kinds served only standalone: core v1 Events, Namespaces and Nodes, and the DRA v1
-    kinds. (``SystemNamespaces`` creates the namespaces a cluster starts with.)"""
+    """Kinds served only standalone: core v1 Events, Namespaces, Nodes and Pods, and the
+    DRA v1 kinds. (``SystemNamespaces`` creates the namespaces a cluster starts with.)"""
     return [
         EventStrategy.core(),
         NamespaceStrategy.core(),
         NodeStrategy.core(),
+        PodStrategy.core(),
         DeviceClassStrategy.upstream(),
         ResourceClaimStrategy.upstream(),
         ResourceClaimTemplateStrategy.upstream(),

@@ -126,3 +126,58 @@ def test_invalid_taint_is_refused_naming_the_field(server: ServerProcess) -> Non
     missing = server.kubectl("get", "node", name, check=False)
     assert missing.returncode != 0
     assert "NotFound" in missing.stderr
+
+
+def test_describe_node_lists_its_pods_and_what_they_request(server: ServerProcess) -> None:
+    """`kubectl describe node` reads the node and lists its non-terminated pods (a pods list
+    with field selectors on spec.nodeName and status.phase)."""
+    name = unique("node")
+    node = _node(name, unique("g"))
+    node["spec"] = {
+        "providerID": f"example://{name}",
+        "taints": [{"key": "gpu.example.com/dedicated", "value": "ml", "effect": "NoSchedule"}],
+    }
+    _create(server, node)
+    running, done = unique("pod"), unique("pod")
+    for pod in (running, done):
+        manifest = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": pod, "namespace": "default"},
+            "spec": {
+                "nodeName": name,
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "registry.example.com/trainer:1",
+                        "resources": {"requests": {"cpu": "2"}, "limits": {"memory": "4Gi"}},
+                    }
+                ],
+            },
+        }
+        server.kubectl("create", "-f", "-", input=yaml.safe_dump(manifest))
+    finished = {"status": {"phase": "Succeeded"}}
+    server.kubectl(
+        "patch",
+        "pod",
+        done,
+        "-n",
+        "default",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        orjson.dumps(finished).decode(),
+    )
+
+    out = server.kubectl("describe", "node", name).stdout
+    lines = out.splitlines()
+    assert lines[0].split() == ["Name:", name]
+    assert "gpu.example.com/dedicated=ml:NoSchedule" in out
+    assert any(line.split()[:2] == ["Ready", "True"] for line in lines)
+    assert "Kubelet Version:            v1.36.1" in out
+    assert "Non-terminated Pods:          (1 in total)" in out
+    assert any(line.split()[:2] == ["default", running] for line in lines)
+    assert done not in out
+    allocated = lines.index("Allocated resources:")
+    cpu = next(line for line in lines[allocated:] if line.strip().startswith("cpu"))
+    assert cpu.split()[:3] == ["cpu", "2", "(25%)"]  # of the node's 8 CPUs
