@@ -9,6 +9,7 @@ its status (a kubelet creates it that way), so a create keeps the status it carr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..api.core.node import Node
@@ -49,7 +50,7 @@ def node_roles(obj: dict[str, Any]) -> str:
     return ",".join(sorted(roles)) or NONE
 
 
-def _address(kind: str) -> Any:
+def _address(kind: str) -> Callable[[dict[str, Any]], str]:
     def get(obj: dict[str, Any]) -> str:
         addresses = (obj.get("status") or {}).get("addresses") or []
         found = [
@@ -62,7 +63,7 @@ def _address(kind: str) -> Any:
     return get
 
 
-def _info(name: str) -> Any:
+def _info(name: str) -> Callable[[dict[str, Any]], str]:
     get = path("status", "nodeInfo", name)
 
     def value(obj: dict[str, Any]) -> str:

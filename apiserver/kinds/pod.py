@@ -10,6 +10,7 @@ those kubectl and schedulers use: ``spec.nodeName`` (empty for an unscheduled po
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..api.core.pod import Pod
@@ -54,7 +55,7 @@ def pod_restarts(obj: dict[str, Any]) -> int:
     return sum(int(s.get("restartCount") or 0) for s in _statuses(obj))
 
 
-def _or_none(*keys: str) -> Any:
+def _or_none(*keys: str) -> Callable[[dict[str, Any]], Any]:
     get = path(*keys)
     return lambda obj: get(obj) or NONE
 

@@ -69,10 +69,6 @@ def errors_of(spec: dict[str, Any], old: dict[str, Any] | None = None) -> list[s
             },
             ["spec.taints[1]"],
         ),
-        (
-            {"taints": [{"key": "k", "effect": "NoSchedule", "timeAdded": "2026-01-01T00:00:00Z"}]},
-            ["spec.taints[0].timeAdded"],
-        ),
         ({"podCIDRs": ["10.0.0.0/24", "10.1.0.0/24"]}, ["spec.podCIDRs"]),
         (
             {"podCIDRs": ["10.0.0.0/24", "fd00::/64", "10.1.0.0/24"]},

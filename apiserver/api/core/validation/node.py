@@ -57,12 +57,6 @@ def validate_node_taints(taints: list[Taint], path: Path) -> list[FieldError]:
                 )
             )
         seen.add((taint.key, taint.effect))
-        if taint.time_added is not None and taint.effect != "NoExecute":
-            errs.append(
-                field.forbidden(
-                    str(tpath.child("timeAdded")), "may only be set for NoExecute taints"
-                )
-            )
     return errs
 
 
