@@ -9,11 +9,16 @@ from ..machinery.strategy import Strategy
 from .device import DeviceStrategy
 from .deviceclass import DeviceClassStrategy
 from .event import EventStrategy
+from .namespace import NamespaceStrategy, SystemNamespaces
+from .node import NodeStrategy
+from .pod import PodStrategy
 from .resourceclaim import ResourceClaimStrategy
 from .resourceclaimtemplate import ResourceClaimTemplateStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from .resourceslice import ResourceSliceStrategy
 from .resourceslicepatch import ResourceSlicePatchStrategy
+
+__all__ = ["SystemNamespaces", "standalone_strategies", "strategies"]
 
 
 def strategies(group: str = DRA_GROUP, *, standalone: bool = True) -> list[Strategy[Any]]:
@@ -33,9 +38,13 @@ def own_strategies(group: str = DRA_GROUP) -> list[Strategy[Any]]:
 
 
 def standalone_strategies() -> list[Strategy[Any]]:
-    """Kinds served only standalone: core v1 Events and (with their issue) the DRA v1 kinds."""
+    """Kinds served only standalone: core v1 Events, Namespaces, Nodes and Pods, and the
+    DRA v1 kinds. (``SystemNamespaces`` creates the namespaces a cluster starts with.)"""
     return [
         EventStrategy.core(),
+        NamespaceStrategy.core(),
+        NodeStrategy.core(),
+        PodStrategy.core(),
         DeviceClassStrategy.upstream(),
         ResourceClaimStrategy.upstream(),
         ResourceClaimTemplateStrategy.upstream(),

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..api import field as fielderr
 from ..api.field import FieldError
-from . import errors
+from . import errors, protobuf
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -59,6 +59,8 @@ def decode_body(body: bytes, content_type: str | None) -> dict[str, Any]:
     kind = media_type(content_type)
     if not body.strip():
         raise errors.bad_request("the request body is empty; an object was expected")
+    if kind == protobuf.MEDIA_TYPE:
+        return protobuf.decode_object(body)
     try:
         if kind in YAML_TYPES or kind.endswith("+yaml"):
             _check_yaml_depth(body)

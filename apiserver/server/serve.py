@@ -19,6 +19,7 @@ from ..auth import (
     generate_token_file,
     read_token_file,
 )
+from ..kinds import SystemNamespaces
 from ..machinery.resource import VERBS
 from ..storage import Store
 from ..storage.cacher import WatchCache
@@ -151,7 +152,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         ),
     )
     metrics = CollectorRegistry()
-    services: list[Service] = [cluster, devices]
+    services: list[Service] = [cluster, SystemNamespaces(store), devices]
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
