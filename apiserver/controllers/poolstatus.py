@@ -47,11 +47,10 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from ..api.resource.resourcepoolstatusrequest import LIMIT_DEFAULT, VALIDATION_ERRORS_MAX
 from ..machinery import errors
 from ..machinery.registry import Registry, WriteOptions, now_rfc3339
+from ..pools import PoolIndex, PoolSummary, clip
 from ..sources import Source, SourceEvent, object_revision
 from ..storage import EventType
 from ..tasks import BackgroundTask
-from .poolindex import PoolIndex
-from .poolsummary import PoolSummary, clip
 from .queue import CoalescingQueue, TokenBucket
 
 log = logging.getLogger("apiserver.controllers.poolstatus")
