@@ -372,12 +372,16 @@ class Allocator:
                 continue
             for constraint in plan.constraints:
                 if constraint.rejections:
-                    among = sum(
-                        len(g.members)
-                        for r in plan.requests
-                        for a in r.alternatives
-                        if constraint in a.constraints
-                        for g in a.groups
+                    among = len(
+                        {
+                            c.id
+                            for r in plan.requests
+                            for a in r.alternatives
+                            if constraint in a.constraints
+                            for g in a.groups
+                            for c in g.members
+                            if a.alternative.admin or c.id not in held
+                        }
                     )
                     error = getattr(constraint, "error", None)
                     reasons.append(
@@ -401,13 +405,24 @@ class Allocator:
                 if len(plans) > 1
                 else "no combination of candidates satisfies the claim"
             )
+            for plan in plans:
+                for request in plan.requests:
+                    for alt in request.alternatives:
+                        line = self._shortage(plan.claim.name, alt, node, held, always=True)
+                        if line is not None:
+                            reasons.append(line)
         return reasons
 
     def _shortage(
-        self, claim: str, alt: AlternativePlan, node: Node, held: Collection[DeviceID]
+        self,
+        claim: str,
+        alt: AlternativePlan,
+        node: Node,
+        held: Collection[DeviceID],
+        always: bool = False,
     ) -> str | None:
         """Why the alternative cannot have its devices on the node, counted; None if it has
-        enough free candidates (the reason is then elsewhere)."""
+        enough free candidates (the reason is then elsewhere) unless ``always``."""
         alternative = alt.alternative
         tally = self._filtered.get((_node_key(node), alternative.key))
         if tally is None:
@@ -429,11 +444,11 @@ class Allocator:
             if not alt.usable:
                 pools = ", ".join(f"{d}/{p}" for d, p in sorted(tally.unusable_pools))
                 return f"{where}: asks for all devices, but pool {pools} is incomplete or invalid"
-            if free == alt.count and free > 0:
+            if free == alt.count and free > 0 and not always:
                 return None
             if alt.count == 0:
                 return f"{where}: asks for all devices, and none is reachable from node {node.name}"
-        elif free >= alternative.count:
+        elif free >= alternative.count and not always:
             return None
         if tally.reachable == tally.class_excluded and not tally.unusable_pools:
             return (
