@@ -236,8 +236,8 @@ class Allocator:
     def _reset(self, plan: ClaimPlan, search: Search) -> None:
         """Give back the counters a finished search still holds (its picks stay in the plan
         only for the answer)."""
-        for _, candidate in plan.picks:
-            if candidate.consumes:
+        for alternative, candidate in plan.picks:
+            if candidate.consumes and not alternative.admin:
                 search._give_back(candidate)
 
     # -- plans -----------------------------------------------------------------------

@@ -12,8 +12,8 @@ fabric devices that need attaching.
 
 Each pick checks, cheapest first: the device is not held (allocated or reserved, unless the
 request has admin access) nor chosen already (by another claim of this search, or by this
-claim), its counters fit what its pool has left, and every constraint covering the request
-accepts it (``add``); a CEL constraint is evaluated only when its last request is complete.
+claim), its counters fit what its pool has left (admin access consumes none, as it takes
+nothing from others), and every constraint covering the request accepts it (``add``); a CEL constraint is evaluated only when its last request is complete.
 Whatever fails is undone (``remove``, counters given back) and the next group is tried.
 
 ``Search.run`` is a generator: it yields every ``Budget.chunk`` steps, so a caller on an
@@ -178,14 +178,16 @@ class Search:
         return None
 
     def _add(self, plan: ClaimPlan, alt: AlternativePlan, group: Group, cand: Candidate) -> bool:
-        if cand.consumes and not self._consume(cand):
+        # Admin access takes nothing from others, its counters included.
+        counts = bool(cand.consumes) and not alt.alternative.admin
+        if counts and not self._consume(cand):
             plan.counter_rejections += 1
             return False
         for i, constraint in enumerate(alt.constraints):
             if not constraint.add(group, cand):
                 for earlier in alt.constraints[:i]:
                     earlier.remove(group, cand)
-                if cand.consumes:
+                if counts:
                     self._give_back(cand)
                 return False
         plan.picks.append((alt.alternative, cand))
@@ -197,11 +199,12 @@ class Search:
     def _undo(self, plan: ClaimPlan, alt: AlternativePlan, group: Group, cand: Candidate) -> None:
         for constraint in reversed(alt.constraints):
             constraint.remove(group, cand)
-        if cand.consumes:
+        if cand.consumes and not alt.alternative.admin:
             self._give_back(cand)
         plan.picks.pop()
         plan.picked.discard(cand.id)
-        self.chosen.discard(cand.id)
+        if not alt.alternative.admin:
+            self.chosen.discard(cand.id)
 
     def _consume(self, cand: Candidate) -> bool:
         pool = cand.pool.key

@@ -221,14 +221,18 @@ def _combinations(
     pool: list[Reach],
     classes: Mapping[str, JSON],
     held: set[Any],
-    taken: set[Any],
+    others: set[Any],
+    mine: set[Any],
 ) -> Iterator[list[Pick]]:
+    """Every way to give the claim's requests from ``ri`` on their devices: none twice in the
+    claim, none that other claims took (admin access excepted)."""
     if ri == len(claim.requests):
         yield []
         return
     for alternative in claim.requests[ri].alternatives:
         options = [r for r in pool if eligible(alternative, r, classes, held)]
         if alternative.all:
+            options = [r for r in pool if eligible(alternative, r, classes, set())]
             if not options or any(
                 not alternative.admin
                 and (r.pool.gathered.driver, r.pool.gathered.pool, r.device.name) in held
@@ -240,10 +244,10 @@ def _combinations(
             sizes = list(itertools.combinations(options, alternative.count))
         for chosen in sizes:
             keys = {(r.pool.gathered.driver, r.pool.gathered.pool, r.device.name) for r in chosen}
-            if keys & taken:
+            if keys & mine or (not alternative.admin and keys & others):
                 continue
             picks = [Pick(alternative.name, r, alternative.admin) for r in chosen]
-            for rest in _combinations(claim, ri + 1, pool, classes, held, taken | keys):
+            for rest in _combinations(claim, ri + 1, pool, classes, held, others, mine | keys):
                 yield picks + rest
 
 
@@ -258,7 +262,7 @@ def brute_force(
             return counters_hold(pools, held, used)
         claim = claims[ci]
         taken = {p.key for p in used if not p.admin}
-        for picks in _combinations(claim, 0, reachable, classes, held, taken):
+        for picks in _combinations(claim, 0, reachable, classes, held, taken, set()):
             if len(picks) > 32 or not constraints_hold(claim, picks):
                 continue
             if solve(ci + 1, used + picks):
