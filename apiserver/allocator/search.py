@@ -36,7 +36,7 @@ from .constraints import Constraint, Evaluations
 @dataclass(frozen=True)
 class Budget:
     steps: int = 1_000_000
-    """Device picks tried, over the whole search."""
+    """Devices tried, over the whole search (a group without a free member is no step)."""
     evaluations: int = 100_000
     """CEL constraint evaluations."""
     seconds: float = 5.0
@@ -138,22 +138,22 @@ class Search:
     ) -> Generator[None, None, bool]:
         plan = self.plans[ci]
         if need == 0:
-            for constraint in plan.constraints:
-                if not constraint.complete(ri):
-                    return False
+            complete = all(constraint.complete(ri) for constraint in plan.constraints)
             if self.evaluations.count > self.budget.evaluations:
                 raise GaveUp(f"budget exhausted: {self.evaluations.count} CEL evaluations")
+            if not complete:
+                return False
             return (yield from self._request(ci, ri + 1))
         groups = alt.groups
         for gi in range(start, len(groups)):
-            self.steps += 1
-            if self.steps % self.budget.chunk == 0:
-                self._check_budget()
-                yield
             group = groups[gi]
             candidate = self._free_member(plan, alt.alternative, group)
             if candidate is None:
                 continue
+            self.steps += 1
+            if self.steps % self.budget.chunk == 0:
+                self._check_budget()
+                yield
             if not self._add(plan, alt, group, candidate):
                 if alt.alternative.all:
                     return False
