@@ -9,6 +9,7 @@ becomes ``Claim.problem``, which the engine reports as the claim's reason.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,7 @@ class Alternative:
     index: int = 0
     """Position among the request's subrequests (0 for ``exactly``)."""
 
-    @property
+    @functools.cached_property
     def key(self) -> tuple[Any, ...]:
         """What decides which devices are candidates (not the name or count)."""
         return (
@@ -87,6 +88,31 @@ class Claim:
     """The claim's allocation, if it has one: it is kept, and its devices are taken."""
     allocation: JSON | None = None
     problem: str | None = None
+
+    @functools.cached_property
+    def simple(self) -> bool:
+        """No constraints, and each request has one alternative of a fixed count without
+        admin access: taking the first free candidates is the search's first branch."""
+        return not self.constraints and all(
+            len(r.alternatives) == 1 and not r.alternatives[0].all and not r.alternatives[0].admin
+            for r in self.requests
+        )
+
+    @functools.cached_property
+    def minimum_devices(self) -> int:
+        """The fewest devices an allocation of the claim can have (``All`` counts none)."""
+        return sum(
+            min((a.count for a in r.alternatives if not a.all), default=0) for r in self.requests
+        )
+
+    @functools.cached_property
+    def covering(self) -> dict[str, tuple[int, ...]]:
+        """Per alternative name, the indexes of the constraints that cover it."""
+        return {
+            a.name: tuple(i for i, c in enumerate(self.constraints) if c.covers(a))
+            for r in self.requests
+            for a in r.alternatives
+        }
 
 
 def _alternative(raw: JSON, name: str, request: str, index: int, admin: bool) -> Alternative:

@@ -32,8 +32,9 @@ reason "budget exhausted", never a hang.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.resource.views import DeviceID
@@ -56,11 +57,27 @@ JSON = dict[str, Any]
 
 @dataclass(frozen=True)
 class ClaimOutcome:
-    claim: str
-    allocation: JSON | None
-    """Upstream AllocationResult; the existing one for a claim that was allocated already."""
-    devices: tuple[DeviceID, ...] = ()
-    """The devices newly chosen for the claim, admin-access ones excepted (what to hold)."""
+    claim: Claim
+    picks: tuple[tuple[Alternative, Candidate], ...] = ()
+    node: str = ""
+    classes: Mapping[str, JSON] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.claim.name
+
+    @property
+    def devices(self) -> tuple[DeviceID, ...]:
+        """The devices newly chosen for the claim, admin-access ones excepted (what to hold)."""
+        return tuple(c.id for a, c in self.picks if not a.admin)
+
+    @functools.cached_property
+    def allocation(self) -> JSON | None:
+        """Upstream AllocationResult (the existing one for a claim that was allocated
+        already), built when first read: most nodes of a review are never bound to."""
+        if self.claim.allocation is not None:
+            return self.claim.allocation
+        return allocation_result(self.claim, list(self.picks), self.classes, self.node)
 
 
 @dataclass(frozen=True)
@@ -179,6 +196,9 @@ class Allocator:
 
     def search(self, claims: Sequence[Claim], node: Node) -> Generator[None, None, NodeResult]:
         """The search as a generator that yields every ``Budget.chunk`` steps."""
+        quick = self._greedy(claims, node)
+        if quick is not None:
+            return quick
         evaluations = Evaluations(self._memo)
         try:
             plans = [self._plan(claim, node, evaluations) for claim in claims]
@@ -212,17 +232,8 @@ class Allocator:
         outcomes = []
         picks = []
         for plan in plans:
-            if plan.fixed:
-                outcomes.append(ClaimOutcome(plan.claim.name, plan.claim.allocation))
-                continue
             picks.extend(plan.picks)
-            outcomes.append(
-                ClaimOutcome(
-                    plan.claim.name,
-                    allocation_result(plan.claim, plan.picks, self.classes, node.name),
-                    tuple(c.id for a, c in plan.picks if not a.admin),
-                )
-            )
+            outcomes.append(ClaimOutcome(plan.claim, tuple(plan.picks), node.name, self.classes))
             self._reset(plan, search)
         return NodeResult(
             node.name,
@@ -232,6 +243,56 @@ class Allocator:
             steps=search.steps,
             evaluations=evaluations.count,
         )
+
+    def _greedy(self, claims: Sequence[Claim], node: Node) -> NodeResult | None:
+        """The answer without a search, when taking the first free candidates in order of
+        preference satisfies every claim: claims without constraints, each request with one
+        alternative (no ``All``, no admin access) and candidates that consume no counters.
+        It is the search's own first branch, so the answer is the one the search would give;
+        None sends the call to the search."""
+        if not self.caches:
+            return None
+        chosen: set[DeviceID] = set()
+        outcomes = []
+        picks: list[tuple[Alternative, Candidate]] = []
+        held = self.held
+        for claim in claims:
+            if claim.allocation is not None:
+                if any(not r.admin_access and r.id not in held for r in claim.allocated):
+                    return None
+                outcomes.append(ClaimOutcome(claim))
+                continue
+            if not claim.simple or claim.problem or claim.minimum_devices > MAX_DEVICES_PER_CLAIM:
+                return None
+            mine: list[tuple[Alternative, Candidate]] = []
+            for request in claim.requests:
+                alternative = request.alternatives[0]
+                groups = self._grouped.get((_node_key(node), alternative.key))
+                if groups is None:
+                    try:
+                        groups, _ = self._groups(claim, alternative, node)
+                    except _Problem:
+                        return None
+                need = alternative.count
+                for group in groups:
+                    for candidate in group.members:
+                        cid = candidate.id
+                        if cid in held or cid in chosen:
+                            continue
+                        if candidate.consumes:
+                            return None
+                        chosen.add(cid)
+                        mine.append((alternative, candidate))
+                        need -= 1
+                        if need == 0:
+                            break
+                    if need == 0:
+                        break
+                if need:
+                    return None
+            picks.extend(mine)
+            outcomes.append(ClaimOutcome(claim, tuple(mine), node.name, self.classes))
+        return NodeResult(node.name, True, score(picks), tuple(outcomes), steps=len(picks))
 
     def _reset(self, plan: ClaimPlan, search: Search) -> None:
         """Give back the counters a finished search still holds (its picks stay in the plan
@@ -247,6 +308,11 @@ class Allocator:
             raise _Problem(f"claim {claim.name}: {claim.problem}")
         if claim.allocation is not None:
             return ClaimPlan(claim, [], [], fixed=True)
+        if claim.minimum_devices > MAX_DEVICES_PER_CLAIM:
+            raise _Problem(
+                f"claim {claim.name}: number of requested devices {claim.minimum_devices}"
+                f" exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}"
+            )
         constraints = [self._constraint(claim, spec, evaluations) for spec in claim.constraints]
         requests = []
         for request in claim.requests:
@@ -256,22 +322,9 @@ class Allocator:
                 count = (
                     sum(len(g.members) for g in groups) if alternative.all else alternative.count
                 )
-                covering = [
-                    c
-                    for c, spec in zip(constraints, claim.constraints, strict=True)
-                    if spec.covers(alternative)
-                ]
+                covering = [constraints[i] for i in claim.covering[alternative.name]]
                 alternatives.append(AlternativePlan(alternative, groups, count, covering, usable))
             requests.append(RequestPlan(request.name, alternatives))
-        minimum = sum(
-            min((a.count for a in r.alternatives if not a.alternative.all), default=0)
-            for r in requests
-        )
-        if minimum > MAX_DEVICES_PER_CLAIM:
-            raise _Problem(
-                f"claim {claim.name}: number of requested devices {minimum} exceeds the claim"
-                f" limit of {MAX_DEVICES_PER_CLAIM}"
-            )
         return ClaimPlan(claim, requests, constraints)
 
     def _constraint(

@@ -151,12 +151,12 @@ def test_scenario(path: Path) -> None:
             if "score" in expected:
                 assert result.score == expected["score"], (node, chosen)
             for claim, requests in expected.get("requests", {}).items():
-                outcome = next(c for c in result.claims if c.claim == claim)
+                outcome = next(c for c in result.claims if c.name == claim)
                 assert outcome.allocation is not None
                 got = [r["request"] for r in outcome.allocation["devices"]["results"]]
                 assert sorted(set(got)) == sorted(requests), (node, got)
             for claim, fields in expected.get("allocation", {}).items():
-                outcome = next(c for c in result.claims if c.claim == claim)
+                outcome = next(c for c in result.claims if c.name == claim)
                 assert outcome.allocation is not None
                 for key, value in fields.items():
                     found: Any = outcome.allocation
