@@ -274,8 +274,8 @@ class Allocator:
                     except _Problem:
                         return None
                 need = alternative.count
-                for group in groups:
-                    for candidate in group.members:
+                for members in groups:
+                    for candidate in members.members:
                         cid = candidate.id
                         if cid in held or cid in chosen:
                             continue
