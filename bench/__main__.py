@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from . import (
+    allocator,
     celbench,
     deviceview,
     etcdbench,
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         etcdbench.SECTION,
         deviceview.SECTION,
         poolstatus.SECTION,
+        allocator.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -82,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     if poolstatus.SECTION in wanted:
         pool_outcome = poolstatus.run(log=lambda s: print(s, file=sys.stderr))
         results[poolstatus.SECTION] = poolstatus.render(pool_outcome, date)
+    if allocator.SECTION in wanted:
+        allocator_outcome = allocator.run(log=lambda s: print(s, file=sys.stderr))
+        results[allocator.SECTION] = allocator.render(allocator_outcome, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0

@@ -248,7 +248,8 @@ class Allocator:
         """The answer without a search, when taking the first free candidates in order of
         preference satisfies every claim: claims without constraints, each request with one
         alternative (no ``All``, no admin access) and candidates that consume no counters.
-        It is the search's own first branch, so the answer is the one the search would give;
+        It is the search's own first branch, so the answer is the one the search would give.
+        A request with fewer free candidates than it needs is infeasible without a search;
         None sends the call to the search."""
         if not self.caches:
             return None
@@ -289,7 +290,12 @@ class Allocator:
                     if need == 0:
                         break
                 if need:
-                    return None
+                    free = sum(1 for g in groups for c in g.members if c.id not in held)
+                    if free >= alternative.count:
+                        return None  # others of this call took them: the search decides
+                    plan = AlternativePlan(alternative, groups, alternative.count)
+                    line = self._shortage(claim.name, plan, node, held)
+                    return NodeResult(node.name, False, reasons=(line,) if line else ())
             picks.extend(mine)
             outcomes.append(ClaimOutcome(claim, tuple(mine), node.name, self.classes))
         return NodeResult(node.name, True, score(picks), tuple(outcomes), steps=len(picks))
