@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +86,8 @@ class NodeResult:
     feasible: bool
     score: int = 0
     claims: tuple[ClaimOutcome, ...] = ()
-    reasons: tuple[str, ...] = ()
+    why: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
+    """The reasons, or how to word them when first read (most are never read)."""
     steps: int = 0
     evaluations: int = 0
     """CEL constraint evaluations the search made."""
@@ -94,6 +95,12 @@ class NodeResult:
     @property
     def devices(self) -> tuple[DeviceID, ...]:
         return tuple(d for c in self.claims for d in c.devices)
+
+    @functools.cached_property
+    def reasons(self) -> tuple[str, ...]:
+        """Why the node is infeasible: each names the claim, the request and what removed
+        its candidates, with counts."""
+        return self.why() if callable(self.why) else self.why
 
 
 class _Problem(Exception):
@@ -203,7 +210,7 @@ class Allocator:
         try:
             plans = [self._plan(claim, node, evaluations) for claim in claims]
         except _Problem as problem:
-            return NodeResult(node.name, False, reasons=(str(problem),))
+            return NodeResult(node.name, False, why=(str(problem),))
         held = self.held
         fixed = [r.id for p in plans if p.fixed for r in p.claim.allocated if not r.admin_access]
         if fixed:
@@ -217,7 +224,7 @@ class Allocator:
             return NodeResult(
                 node.name,
                 False,
-                reasons=(str(gave_up),),
+                why=(str(gave_up),),
                 steps=search.steps,
                 evaluations=evaluations.count,
             )
@@ -225,7 +232,7 @@ class Allocator:
             return NodeResult(
                 node.name,
                 False,
-                reasons=tuple(self._explain(plans, node, held)),
+                why=tuple(self._explain(plans, node, held)),
                 steps=search.steps,
                 evaluations=evaluations.count,
             )
@@ -294,8 +301,10 @@ class Allocator:
                     if free >= alternative.count:
                         return None  # others of this call took them: the search decides
                     plan = AlternativePlan(alternative, groups, alternative.count)
-                    line = self._shortage(claim.name, plan, node, held)
-                    return NodeResult(node.name, False, reasons=(line,) if line else ())
+                    taken = frozenset(c.id for g in groups for c in g.members if c.id in held)
+                    return NodeResult(
+                        node.name, False, why=lambda: self._short(claim.name, plan, node, taken)
+                    )
             picks.extend(mine)
             outcomes.append(ClaimOutcome(claim, tuple(mine), node.name, self.classes))
         return NodeResult(node.name, True, score(picks), tuple(outcomes), steps=len(picks))
@@ -471,6 +480,12 @@ class Allocator:
                         if line is not None:
                             reasons.append(line)
         return reasons
+
+    def _short(
+        self, claim: str, plan: AlternativePlan, node: Node, taken: Collection[DeviceID]
+    ) -> tuple[str, ...]:
+        line = self._shortage(claim, plan, node, taken)
+        return (line,) if line else ()
 
     def _shortage(
         self,

@@ -16,8 +16,8 @@ claim), its counters fit what its pool has left (admin access consumes none, as 
 nothing from others), and every constraint covering the request accepts it (``add``); a CEL constraint is evaluated only when its last request is complete.
 Whatever fails is undone (``remove``, counters given back) and the next group is tried.
 
-``Search.run`` is a generator: it yields every ``Budget.chunk`` steps, so a caller on an
-event loop can let other tasks run between chunks, and a plain caller just exhausts it. It
+``Search.run`` is a generator: it yields every ``Budget.chunk`` steps and every
+``EVALUATIONS_PER_CHUNK`` CEL constraint evaluations, so a caller on an event loop can let other tasks run between chunks, and a plain caller just exhausts it. It
 raises ``GaveUp`` when the budget of steps, CEL evaluations or seconds is spent.
 """
 
@@ -42,6 +42,10 @@ class Budget:
     seconds: float = 5.0
     chunk: int = 512
     """Steps between two yields of ``Search.run`` (and two looks at the clock)."""
+
+
+EVALUATIONS_PER_CHUNK = 16
+"""CEL constraint evaluations between two pauses of ``Search.run``."""
 
 
 class GaveUp(Exception):
@@ -103,6 +107,7 @@ class Search:
         self.chosen: set[DeviceID] = set()
         self.steps = 0
         self._deadline = 0.0
+        self._next_pause = EVALUATIONS_PER_CHUNK
 
     def run(self) -> Generator[None, None, bool]:
         self._deadline = time.perf_counter() + self.budget.seconds
@@ -141,6 +146,11 @@ class Search:
             complete = all(constraint.complete(ri) for constraint in plan.constraints)
             if self.evaluations.count > self.budget.evaluations:
                 raise GaveUp(f"budget exhausted: {self.evaluations.count} CEL evaluations")
+            if self.evaluations.count >= self._next_pause:
+                # A CEL evaluation costs a hundred steps or so: pause by evaluations too.
+                self._next_pause = self.evaluations.count + EVALUATIONS_PER_CHUNK
+                self._check_budget()
+                yield
             if not complete:
                 return False
             return (yield from self._request(ci, ri + 1))
