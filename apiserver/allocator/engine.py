@@ -302,9 +302,8 @@ class Allocator:
                         return None  # others of this call took them: the search decides
                     plan = AlternativePlan(alternative, groups, alternative.count)
                     taken = frozenset(c.id for g in groups for c in g.members if c.id in held)
-                    return NodeResult(
-                        node.name, False, why=lambda: self._short(claim.name, plan, node, taken)
-                    )
+                    why = functools.partial(self._short, claim.name, plan, node, taken)
+                    return NodeResult(node.name, False, why=why)
             picks.extend(mine)
             outcomes.append(ClaimOutcome(claim, tuple(mine), node.name, self.classes))
         return NodeResult(node.name, True, score(picks), tuple(outcomes), steps=len(picks))
