@@ -1,5 +1,5 @@
 """The allocator engine, in-process, beside the same search with symmetry reduction and caches
-turned off (``Allocator(symmetry=False, caches=False)``), in the same run.
+turned off (``Allocator(symmetry=False, caches=False, prune=False)``), in the same run.
 
 * fill: 500 nodes of 10 node-local GPUs (scheduler_perf's driver shape), a stream of
   one-device claims with a selector; each claim is checked on every node, the best-scoring
@@ -299,13 +299,13 @@ def run(log: Callable[[str], Any] = print) -> Outcome:
     log("allocator: filling 500 nodes with the engine")
     engine = fill(pools, None)
     log(f"  {engine.claims} claims in {engine.seconds:.1f} s")
-    plain = fill(pools, BASELINE_CLAIMS, symmetry=False, caches=False)
+    plain = fill(pools, BASELINE_CLAIMS, symmetry=False, caches=False, prune=False)
     log(f"  baseline: {plain.claims} claims in {plain.seconds:.1f} s")
     outcomes = []
     for case in cases():
         log(f"allocator: {case.title}")
         mine = _search(case)
-        base = _search(case, symmetry=False, caches=False)
+        base = _search(case, symmetry=False, caches=False, prune=False)
         stall_review, stall_call = asyncio.run(_loop(case))
         log(
             f"  {mine.result.evaluations} vs {base.result.evaluations} evaluations,"

@@ -8,8 +8,10 @@ request's devices are all chosen: may the search go on?). No state is ever copie
   first device fixes it; it is free again once every device is removed);
 * ``DistinctAttribute``: every device has the attribute, with a value no other has;
 * ``CelConstraint`` (KEP-5254): records the devices and evaluates the expression once the
-  last request it covers is complete — never on a partial set, since such expressions are
-  not monotonic. The result depends only on the multiset of device values, never on their
+  last request it covers is complete — never a plain evaluation on a partial set, since
+  such expressions are not monotonic. When it covers one request of a fixed count, each
+  partial set is checked by three-valued evaluation (``partial``): a set no completion can
+  satisfy is rejected at once, which prunes the search without losing any answer. The result depends only on the multiset of device values, never on their
   order, so it is memoized by the sorted signatures of the devices (see ``candidates``).
   A runtime error or a cut-off evaluation counts as false, with the message kept for the
   explanation.
@@ -21,6 +23,10 @@ from typing import Any, Protocol
 
 from ..cel import CELError, Program, evaluate
 from .candidates import Group
+from .partial import refutes
+
+FUTILE_CHECKS = 32
+"""Partial-set checks at one number of missing devices that never refuted: stop there."""
 
 
 class Constraint(Protocol):
@@ -81,12 +87,18 @@ class DistinctAttribute:
 
 
 class Evaluations:
-    """Counts the CEL constraint evaluations of one search (what the budget limits), with an
-    optional memo shared across searches of one engine."""
+    """Counts the CEL constraint evaluations of one search (what the budget limits) and the
+    partial-set checks, with an optional memo shared across searches of one engine."""
 
-    def __init__(self, memo: dict[tuple[str, tuple[int, ...]], bool | str] | None) -> None:
+    def __init__(
+        self,
+        memo: dict[tuple[str, tuple[int, ...]], bool | str] | None,
+        refuted: dict[tuple[str, tuple[int, ...], int], bool] | None = None,
+    ) -> None:
         self.memo = memo
+        self.refuted = refuted
         self.count = 0
+        self.partial = 0
 
 
 class CelConstraint:
@@ -99,8 +111,13 @@ class CelConstraint:
         self.evaluations = evaluations
         self.rejections = 0
         self.error: str | None = None
+        self.total: int | None = None
+        """How many devices the complete set will have, when the search knows it (the
+        constraint covers one request of a fixed count): then partial sets are checked."""
         self._groups: list[int] = []
         self._values: list[Any] = []
+        self._checks: dict[int, tuple[int, int]] = {}
+        """Per number of missing devices: partial checks made, and how many refuted."""
 
     def add(self, group: Group, candidate: Any) -> bool:
         value = candidate.value()
@@ -110,7 +127,35 @@ class CelConstraint:
             return False
         self._groups.append(group.index)
         self._values.append(value)
+        if self.total is not None and len(self._values) < self.total and self._refuted():
+            self._groups.pop()
+            self._values.pop()
+            self.rejections += 1
+            return False
         return True
+
+    def _refuted(self) -> bool:
+        """Whether no completion of the devices chosen so far can satisfy the expression.
+
+        Checks that never refute at some number of missing devices (``sum(...) == 52``
+        decides nothing before the set is complete) stop after ``FUTILE_CHECKS``: they are
+        only a shortcut, so skipping them loses nothing."""
+        missing = (self.total or 0) - len(self._values)
+        tried, refuted = self._checks.get(missing, (0, 0))
+        if tried >= FUTILE_CHECKS and not refuted:
+            return False
+        memo = self.evaluations.refuted
+        key = (self.program.expression, tuple(sorted(self._groups)), missing)
+        if memo is not None:
+            found = memo.get(key)
+            if found is not None:
+                return found
+        self.evaluations.partial += 1
+        result = refutes(self.program.expression, self._values, missing)
+        self._checks[missing] = (tried + 1, refuted + result)
+        if memo is not None:
+            memo[key] = result
+        return result
 
     def remove(self, group: Group, candidate: Any) -> None:
         # The search undoes in reverse order, so the device is the last one recorded.

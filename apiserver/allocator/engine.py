@@ -20,7 +20,8 @@ No I/O, no API types inside the loop: the search (``search``) runs over candidat
 ``caches=False``): candidates per device version, selector results per device version,
 each node's filtered and grouped candidates per request alternative, CEL constraint results
 per set of device signatures. ``symmetry=False`` turns off grouping of interchangeable
-devices: benchmarks compare both in the same run.
+devices, ``prune=False`` the three-valued checks of partial sets against CEL constraints
+(``partial``): benchmarks compare the engine with all three off, in the same run.
 
 Event loop: ``allocate`` runs the search to the end; ``review`` runs it in chunks of
 ``Budget.chunk`` steps and yields to the event loop between chunks and between nodes, so
@@ -91,6 +92,8 @@ class NodeResult:
     steps: int = 0
     evaluations: int = 0
     """CEL constraint evaluations the search made."""
+    partial_checks: int = 0
+    """Three-valued checks of partial sets against CEL constraints (``partial``)."""
 
     @property
     def devices(self) -> tuple[DeviceID, ...]:
@@ -118,6 +121,7 @@ class Allocator:
         budget: Budget | None = None,
         symmetry: bool = True,
         caches: bool = True,
+        prune: bool = True,
     ) -> None:
         self.pools = pools
         self.classes = classes
@@ -125,7 +129,9 @@ class Allocator:
         self.symmetry = symmetry
         self.caches = caches
         self.selectors = SelectorCache(caches)
+        self.prune = prune
         self._memo: dict[tuple[str, tuple[int, ...]], bool | str] | None = {} if caches else None
+        self._refuted: dict[tuple[str, tuple[int, ...], int], bool] | None = {} if caches else None
         self._signatures: dict[Any, int] = {}
         self._candidates: dict[int, Candidate] = {}
         self._filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
@@ -206,7 +212,7 @@ class Allocator:
         quick = self._greedy(claims, node)
         if quick is not None:
             return quick
-        evaluations = Evaluations(self._memo)
+        evaluations = Evaluations(self._memo, self._refuted)
         try:
             plans = [self._plan(claim, node, evaluations) for claim in claims]
         except _Problem as problem:
@@ -227,6 +233,7 @@ class Allocator:
                 why=(str(gave_up),),
                 steps=search.steps,
                 evaluations=evaluations.count,
+                partial_checks=evaluations.partial,
             )
         if not found:
             return NodeResult(
@@ -235,6 +242,7 @@ class Allocator:
                 why=tuple(self._explain(plans, node, held)),
                 steps=search.steps,
                 evaluations=evaluations.count,
+                partial_checks=evaluations.partial,
             )
         outcomes = []
         picks = []
@@ -249,6 +257,7 @@ class Allocator:
             tuple(outcomes),
             steps=search.steps,
             evaluations=evaluations.count,
+            partial_checks=evaluations.partial,
         )
 
     def _greedy(self, claims: Sequence[Claim], node: Node) -> NodeResult | None:
@@ -339,6 +348,10 @@ class Allocator:
                 covering = [constraints[i] for i in claim.covering[alternative.name]]
                 alternatives.append(AlternativePlan(alternative, groups, count, covering, usable))
             requests.append(RequestPlan(request.name, alternatives))
+        if self.prune:
+            for constraint in constraints:
+                if isinstance(constraint, CelConstraint):
+                    constraint.total = _fixed_size(constraint, requests)
         return ClaimPlan(claim, requests, constraints)
 
     def _constraint(
@@ -559,6 +572,18 @@ class Allocator:
                 used = self.used.get((pool, set_name, counter), 0)
                 out.setdefault(set_name, {})[counter] = limit - used
         return out
+
+
+def _fixed_size(constraint: Constraint, requests: list[RequestPlan]) -> int | None:
+    """How many devices the constraint will see, when one request of a fixed count (no
+    ``firstAvailable`` choice, not ``All``) is all it covers; else None."""
+    covered = [(r, a) for r in requests for a in r.alternatives if constraint in a.constraints]
+    if len(covered) != 1:
+        return None
+    request, alternative = covered[0]
+    if len(request.alternatives) != 1 or alternative.alternative.all:
+        return None
+    return alternative.count
 
 
 def _class_selectors(device_class: JSON) -> tuple[str, ...]:
