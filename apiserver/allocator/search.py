@@ -16,8 +16,9 @@ claim), its counters fit what its pool has left (admin access consumes none, as 
 nothing from others), and every constraint covering the request accepts it (``add``); a CEL constraint is evaluated only when its last request is complete.
 Whatever fails is undone (``remove``, counters given back) and the next group is tried.
 
-``Search.run`` is a generator: it yields every ``Budget.chunk`` steps and every
-``EVALUATIONS_PER_CHUNK`` CEL constraint evaluations, so a caller on an event loop can let other tasks run between chunks, and a plain caller just exhausts it. It
+``Search.run`` is a generator: it yields every ``Budget.chunk`` steps, every
+``EVALUATIONS_PER_CHUNK`` CEL constraint evaluations and after ``SLICE`` seconds of work,
+so a caller on an event loop can let other tasks run between chunks, and a plain caller just exhausts it. It
 raises ``GaveUp`` when the budget of steps, CEL evaluations or seconds is spent.
 """
 
@@ -46,6 +47,11 @@ class Budget:
 
 EVALUATIONS_PER_CHUNK = 16
 """CEL constraint evaluations between two pauses of ``Search.run``."""
+SLICE = 0.002
+"""Seconds of work after which ``Search.run`` pauses even before a chunk is done (steps
+that check partial sets cost far more than plain ones); the clock is read every
+``CLOCK_EVERY`` steps."""
+CLOCK_EVERY = 8
 
 
 class GaveUp(Exception):
@@ -108,6 +114,7 @@ class Search:
         self.steps = 0
         self._deadline = 0.0
         self._next_pause = EVALUATIONS_PER_CHUNK
+        self._slice_end = time.perf_counter() + SLICE
 
     def run(self) -> Generator[None, None, bool]:
         self._deadline = time.perf_counter() + self.budget.seconds
@@ -151,6 +158,7 @@ class Search:
                 self._next_pause = self.evaluations.count + EVALUATIONS_PER_CHUNK
                 self._check_budget()
                 yield
+                self._slice_end = time.perf_counter() + SLICE
             if not complete:
                 return False
             return (yield from self._request(ci, ri + 1))
@@ -161,9 +169,12 @@ class Search:
             if candidate is None:
                 continue
             self.steps += 1
-            if self.steps % self.budget.chunk == 0:
+            if self.steps % self.budget.chunk == 0 or (
+                self.steps % CLOCK_EVERY == 0 and time.perf_counter() > self._slice_end
+            ):
                 self._check_budget()
                 yield
+                self._slice_end = time.perf_counter() + SLICE
             if not self._add(plan, alt, group, candidate):
                 if alt.alternative.all:
                     return False

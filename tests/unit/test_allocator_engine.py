@@ -144,8 +144,9 @@ def test_search_is_a_generator_that_yields_between_chunks() -> None:
     except StopIteration as done:
         result = done.value
     assert not result.feasible
-    # A pause every 16 steps and every 16 CEL evaluations (EVALUATIONS_PER_CHUNK).
-    assert yields == result.steps // 16 + result.evaluations // 16
+    # A pause every 16 steps and every 16 CEL evaluations (EVALUATIONS_PER_CHUNK), and
+    # more when a slice of time runs out first.
+    assert yields >= result.steps // 16 + result.evaluations // 16
 
 
 async def test_review_lets_other_tasks_run_while_it_searches() -> None:
