@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from . import (
+    allocator,
     celbench,
     deviceview,
     etcdbench,
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         deviceview.SECTION,
         poolstatus.SECTION,
         profile.SECTION,
+        allocator.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -87,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     if profile.SECTION in wanted:
         profiles = profile.run(generator, log=lambda s: print(s, file=sys.stderr))
         results[profile.SECTION] = profile.render(profiles, date)
+    if allocator.SECTION in wanted:
+        allocator_outcome = allocator.run(log=lambda s: print(s, file=sys.stderr))
+        results[allocator.SECTION] = allocator.render(allocator_outcome, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0

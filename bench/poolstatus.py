@@ -39,17 +39,13 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from apiserver.api.resource import DRA_GROUP
-from apiserver.controllers import (
-    device_facts,
-    slice_facts,
-    summarize,
-)
-from apiserver.controllers.poolindex import allocated_devices
+from apiserver.api.resource.views import dedicated_devices, slice_view
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.machinery.registry import Registry, WriteOptions
 from apiserver.machinery.status import StatusSubresource
+from apiserver.pools import device_facts, summarize
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.server.poolstatus import PoolStatusService
@@ -231,7 +227,7 @@ def _from_scratch(services: tuple[DeviceViewService, PoolStatusService]) -> floa
     began = time.perf_counter()
     slices: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for obj in devices.slices.items():
-        facts = slice_facts(obj)
+        facts = slice_view(obj)
         if facts is not None:
             slices[facts.key].append(facts)
     members: dict[tuple[str, str], list[Any]] = defaultdict(list)
@@ -239,8 +235,8 @@ def _from_scratch(services: tuple[DeviceViewService, PoolStatusService]) -> floa
         members[(state.driver, state.pool_name)].append(device_facts(state))
     allocated: dict[tuple[str, str], set[str]] = defaultdict(set)
     for claim in pools.claims.items():
-        for driver, pool, device in allocated_devices(claim):
-            allocated[(driver, pool)].add(device)
+        for device in dedicated_devices(claim):
+            allocated[(device.driver, device.pool)].add(device.device)
     summaries = [
         summarize(key[0], key[1], facts, members.get(key, []), allocated.get(key, set()))
         for key, facts in sorted(slices.items())

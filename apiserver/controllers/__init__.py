@@ -3,13 +3,14 @@
 ``PatchStatusController`` keeps each ResourceSlicePatch's status (matched devices, the
 SelectorsValid condition) and warning Events about faulty selectors, rate-limited.
 ``PoolStatusRequestController`` answers each ResourcePoolStatusRequest once from the
-``PoolIndex`` (pools kept current from the view, the slices and the claims), and
+``PoolIndex`` of ``apiserver.pools`` (pools kept current from the view, the slices and the
+claims), and
 ``RequestCleaner`` deletes requests whose time to live is over.
 """
 
+from ..pools import PoolIndex, PoolSummary
 from .events import EventRecorder, RegistryEventRecorder, event_name
 from .patchstatus import PatchStatusController, desired_status, selectors_condition
-from .poolindex import PoolIndex, allocated_devices
 from .poolstatus import (
     PoolStatusMetrics,
     PoolStatusRequestController,
@@ -18,18 +19,9 @@ from .poolstatus import (
     request_status,
     validation_errors,
 )
-from .poolsummary import (
-    DeviceFacts,
-    PoolSummary,
-    SliceFacts,
-    device_facts,
-    slice_facts,
-    summarize,
-)
 from .requestcleanup import RequestCleaner, deadline
 
 __all__ = [
-    "DeviceFacts",
     "EventRecorder",
     "PatchStatusController",
     "PoolIndex",
@@ -38,17 +30,12 @@ __all__ = [
     "PoolSummary",
     "RegistryEventRecorder",
     "RequestCleaner",
-    "SliceFacts",
-    "allocated_devices",
     "deadline",
     "desired_status",
-    "device_facts",
     "event_name",
     "failed_status",
     "is_processed",
     "request_status",
     "selectors_condition",
-    "slice_facts",
-    "summarize",
     "validation_errors",
 ]

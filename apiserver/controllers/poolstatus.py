@@ -48,12 +48,11 @@ from ..api.resource.resourcepoolstatusrequest import LIMIT_DEFAULT, VALIDATION_E
 from ..machinery import errors
 from ..machinery.registry import Registry, WriteOptions, now_rfc3339
 from ..machinery.status import StatusSubresource
+from ..pools import PoolIndex, PoolSummary, clip
 from ..sources import Source, SourceEvent, object_revision
 from ..storage import EventType
 from ..tasks import BackgroundTask
 from ..toolkit import CoalescingQueue, TokenBucket, run_worker
-from .poolindex import PoolIndex
-from .poolsummary import PoolSummary, clip
 
 log = logging.getLogger("apiserver.controllers.poolstatus")
 

@@ -23,6 +23,7 @@ from .state import (
     SelectorFault,
 )
 from .store import DeviceStore
+from .unpatched import unpatched_states
 from .view import DeviceView, snapshot
 
 __all__ = [
@@ -50,4 +51,5 @@ __all__ = [
     "merge",
     "patch_outcome",
     "snapshot",
+    "unpatched_states",
 ]

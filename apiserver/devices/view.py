@@ -41,6 +41,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..api.resource.mixins import flatten_slice
+from ..api.resource.views import device_placement, placement
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
 from .matching import Candidate, Outcome, SelectorFailure, describe, patch_outcome
@@ -63,7 +64,6 @@ from .state import (
 log = logging.getLogger("apiserver.devices")
 
 SLICES, CLASSES, PATCHES = "slice", "class", "patch"
-_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
 
 
 def _dict(value: Any) -> JSON:
@@ -77,7 +77,7 @@ class _Slice:
         "driver",
         "name",
         "obj",
-        "per_device",
+        "placement",
         "pool",
         "shared_nodes",
         "uid",
@@ -92,8 +92,8 @@ class _Slice:
         self.created = meta.get("creationTimestamp")
         self.driver = str(spec.get("driver", ""))
         self.pool = _dict(spec.get("pool"))
-        self.per_device = bool(spec.get("perDeviceNodeSelection"))
-        self.shared_nodes = {k: spec[k] for k in _NODE_FIELDS if spec.get(k) is not None}
+        self.placement = placement(spec)
+        self.shared_nodes = self.placement.fields
         self.devices: dict[str, _Device] = {}
 
     @property
@@ -101,9 +101,9 @@ class _Slice:
         return str(self.pool.get("name", ""))
 
     def nodes(self, device: JSON) -> JSON:
-        if not self.per_device:
+        if not self.placement.per_device:
             return self.shared_nodes
-        return {k: device[k] for k in _NODE_FIELDS if device.get(k) is not None}
+        return device_placement(device).fields
 
 
 class _Device(Candidate):

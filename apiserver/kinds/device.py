@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.resource.computeddevice import Device
+from ..api.resource.views import ALL_NODES, NODE_NAME, NODE_SELECTOR, device_placement
 from ..machinery.resource import READ_ONLY_VERBS
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
@@ -22,12 +23,10 @@ SHOWN_ENTRIES = 4
 
 
 def _node(obj: dict[str, Any]) -> str:
-    spec = obj.get("spec") or {}
-    if isinstance(spec.get("nodeName"), str):
-        return str(spec["nodeName"])
-    if spec.get("allNodes"):
-        return "<all>"
-    return "<selector>" if spec.get("nodeSelector") else ""
+    place = device_placement(obj.get("spec") or {})
+    if place.kind == NODE_NAME:
+        return place.node_name or ""
+    return {ALL_NODES: "<all>", NODE_SELECTOR: "<selector>"}.get(place.kind, "")
 
 
 def _patched_by(obj: dict[str, Any]) -> str:

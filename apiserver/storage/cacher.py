@@ -190,7 +190,8 @@ class _PrefixCache:
             if remaining <= 0:
                 return False
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._changed.wait()
         return False
 
     def page(self, prefix: str, start: str, limit: int) -> ListPage:

@@ -34,6 +34,10 @@ class CoalescingQueue:
         self._waiting[key] = None
         self._wakeup.set()
 
+    def poke(self) -> None:
+        """Look at the waiting keys again now (the clock moved: a test's clock)."""
+        self._wakeup.set()
+
     def forget(self, key: str) -> None:
         self._waiting.pop(key, None)
         self._last.pop(key, None)
@@ -53,8 +57,12 @@ class CoalescingQueue:
                 earliest = ready if earliest is None else min(earliest, ready)
             self._wakeup.clear()
             wait = None if earliest is None else earliest - now
+            # A timeout scope, not wait_for: Python 3.11's wait_for swallows a cancellation
+            # that arrives as the event is set (an add racing a close), and the loop would
+            # then wait forever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), wait)
+                async with asyncio.timeout(wait):
+                    await self._wakeup.wait()
 
 
 async def run_worker(

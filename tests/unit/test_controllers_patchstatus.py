@@ -264,7 +264,15 @@ async def test_a_status_someone_else_wrote_is_restored(cluster: Cluster) -> None
         "application/merge-patch+json",
         WriteOptions(),
     )
-    await eventually(matched_one)
+
+    async def restored() -> bool:
+        # The controller's own write may have started a new interval after the clock moved:
+        # let fake time pass until the foreign write's event is worked.
+        cluster.clock.now += 60
+        cluster.controller.queue.poke()
+        return await matched_one()
+
+    await eventually(restored)
 
 
 async def test_recorded_failures_are_forgotten_once_the_patch_is_deleted(cluster: Cluster) -> None:
@@ -283,3 +291,16 @@ async def test_recorded_failures_are_forgotten_once_the_patch_is_deleted(cluster
         return not cluster.controller._faults
 
     await eventually(forgotten)
+
+
+async def test_a_queue_wait_cancelled_as_a_key_arrives_ends_cancelled() -> None:
+    """A close that races an add must stop the worker: the waiting ``get`` ends cancelled, not
+    with the key (which would leave a worker loop running after its controller closed)."""
+    queue = CoalescingQueue(interval=60)
+    queue.done("q")
+    queue.add("q")  # worked just now: the waiter waits with a timeout for its interval
+    waiting = await started(queue.get())
+    queue.add("p")  # the event is set: the waiter is about to wake with a key...
+    waiting.cancel()  # ...and is cancelled in the same turn of the loop
+    with pytest.raises(asyncio.CancelledError):
+        await waiting

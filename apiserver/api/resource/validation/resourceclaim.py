@@ -419,12 +419,12 @@ def validate_resource_claim_status_update(
         deleting=bool(new.metadata.deletion_timestamp),
     )
     errs += _validate_device_statuses(
-        status.devices or [], path.child("devices"), allocated_devices(allocation)
+        status.devices or [], path.child("devices"), allocated_device_keys(allocation)
     )
     return errs
 
 
-def allocated_devices(allocation: AllocationResult | None) -> set[DeviceKey]:
+def allocated_device_keys(allocation: AllocationResult | None) -> set[DeviceKey]:
     if allocation is None or allocation.devices is None:
         return set()
     return {

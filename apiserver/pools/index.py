@@ -1,11 +1,14 @@
 """Pools kept current from the device view, the slices and the claims, summarized on demand.
 
-The index holds, per pool (driver, pool name): the facts of its slices (from the slice
-source), the facts of its devices (from the device view's commits: flattened, patched) and
-the names of its allocated devices (from the claim source). Each change touches one pool
-and marks its cached ``PoolSummary`` stale; a summary is computed when a request asks for
-it and kept until the pool changes again. So a request costs a look-up per pool of the
-driver, plus a recomputation of the pools that changed since they were last asked for.
+The index holds, per pool (driver, pool name): the views of its slices (from the slice
+source), the facts of its devices (from the device view's commits: flattened, patched), the
+names of its allocated devices (from the claim source) and of its reserved devices (an
+in-memory set its owner adds to and removes from). Each change touches one pool and marks
+its cached ``GatheredPool`` and ``PoolSummary`` stale; they are computed when asked for and
+kept until the pool changes again. So a request costs a look-up per pool of the driver,
+plus a recomputation of the pools that changed since they were last asked for.
+``snapshot`` hands the allocator the same gathered pools and held devices the summaries
+count, so pool status and the allocator never disagree on what is free.
 
 CPU: the view's first ``reset`` (every device at once) is absorbed on the index's own task in
 chunks that yield to the event loop, commits arriving meanwhile wait for it; ``summaries``
@@ -28,21 +31,16 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from ..api.resource.views import DeviceID, SliceView, dedicated_devices, slice_view
 from ..devices import Commit, DeviceState, DeviceView
 from ..sources import Source, SourceEvent
 from ..storage import EventType
 from ..tasks import BackgroundTask
-from .poolsummary import (
-    DeviceFacts,
-    PoolKey,
-    PoolSummary,
-    SliceFacts,
-    device_facts,
-    slice_facts,
-    summarize,
-)
+from .gather import DeviceFacts, GatheredPool, PoolKey, device_facts, gather
+from .snapshot import Pools, PoolState
+from .summary import PoolSummary, summary_of
 
-log = logging.getLogger("apiserver.controllers.poolindex")
+log = logging.getLogger("apiserver.pools")
 
 JSON = dict[str, Any]
 CHUNK = 256
@@ -50,29 +48,19 @@ CHUNK = 256
 
 
 class _Pool:
-    __slots__ = ("devices", "slices", "summary")
+    __slots__ = ("devices", "gathered", "slices", "summary")
 
     def __init__(self) -> None:
-        self.slices: dict[str, SliceFacts] = {}
+        self.slices: dict[str, SliceView] = {}
         self.devices: dict[str, DeviceFacts] = {}
         """By the device's object name (``<slice>.<device>``)."""
+        self.gathered: GatheredPool | None = None
         self.summary: PoolSummary | None = None
 
-
-def allocated_devices(claim: JSON) -> tuple[tuple[str, str, str], ...]:
-    """(driver, pool, device) of every result of a claim's allocation, admin access excepted."""
-    allocation = (claim.get("status") or {}).get("allocation")
-    if not isinstance(allocation, dict):
-        return ()
-    results = (allocation.get("devices") or {}).get("results") or ()
-    out = []
-    for result in results:
-        if not isinstance(result, dict) or result.get("adminAccess"):
-            continue
-        driver, pool, device = result.get("driver"), result.get("pool"), result.get("device")
-        if isinstance(driver, str) and isinstance(pool, str) and isinstance(device, str):
-            out.append((driver, pool, device))
-    return tuple(out)
+    def stale(self) -> None:
+        """The slices or devices changed."""
+        self.gathered = None
+        self.summary = None
 
 
 class PoolIndex:
@@ -94,13 +82,14 @@ class PoolIndex:
         self.claims = claims
         self.budget = budget
         self._pools: dict[PoolKey, _Pool] = {}
-        self._slices: dict[str, SliceFacts] = {}
+        self._slices: dict[str, SliceView] = {}
         self._by_driver: dict[str, set[str]] = {}
         """Pools that have at least one slice, by driver."""
         self._sorted: dict[str, list[str]] = {}
         self._allocated: dict[PoolKey, dict[str, int]] = {}
         """Per pool: allocated device name -> how many claim results name it."""
-        self._claims: dict[str, tuple[tuple[str, str, str], ...]] = {}
+        self._claims: dict[str, tuple[DeviceID, ...]] = {}
+        self._reserved: dict[PoolKey, set[str]] = {}
         self._reset: list[DeviceState] | None = None
         self._buffered: list[Commit] = []
         self._wakeup = asyncio.Event()
@@ -145,20 +134,61 @@ class PoolIndex:
             self._sorted[driver] = names
         return names
 
-    def summary(self, driver: str, pool: str) -> PoolSummary | None:
-        """The pool's summary; None if no slice of it is known."""
+    def gathered(self, driver: str, pool: str) -> GatheredPool | None:
+        """The pool gathered from its slices and devices; None if no slice of it is known."""
         entry = self._pools.get((driver, pool))
         if entry is None or not entry.slices:
             return None
+        if entry.gathered is None:
+            entry.gathered = gather(driver, pool, entry.slices.values(), entry.devices.values())
+        return entry.gathered
+
+    def held(self, key: PoolKey) -> set[str]:
+        """Names of the pool's devices that allocations or reservations hold."""
+        return set(self._allocated.get(key, ())) | self._reserved.get(key, set())
+
+    def summary(self, driver: str, pool: str) -> PoolSummary | None:
+        """The pool's summary; None if no slice of it is known."""
+        gathered = self.gathered(driver, pool)
+        if gathered is None:
+            return None
+        entry = self._pools[(driver, pool)]
         if entry.summary is None:
-            entry.summary = summarize(
-                driver,
-                pool,
-                entry.slices.values(),
-                entry.devices.values(),
-                self._allocated.get((driver, pool), {}),
-            )
+            entry.summary = summary_of(gathered, self.held((driver, pool)))
         return entry.summary
+
+    def snapshot(self) -> Pools:
+        """Every pool with its allocated and reserved devices, for the allocator."""
+        states = []
+        for driver, pool in sorted(self._pools):
+            gathered = self.gathered(driver, pool)
+            if gathered is not None:
+                states.append(
+                    PoolState(
+                        gathered,
+                        frozenset(self._allocated.get((driver, pool), ())),
+                        frozenset(self._reserved.get((driver, pool), ())),
+                    )
+                )
+        return Pools(states)
+
+    # -- reservations ----------------------------------------------------------------
+
+    def reserve(self, devices: Iterable[DeviceID]) -> None:
+        """Hold devices for an allocation in flight: they count as allocated until released."""
+        for device in devices:
+            self._reserved.setdefault((device.driver, device.pool), set()).add(device.device)
+            self._touch((device.driver, device.pool))
+
+    def release(self, devices: Iterable[DeviceID]) -> None:
+        for device in devices:
+            key = (device.driver, device.pool)
+            names = self._reserved.get(key)
+            if names is not None and device.device in names:
+                names.discard(device.device)
+                if not names:
+                    del self._reserved[key]
+                self._touch(key)
 
     def is_current(self, driver: str, pool: str) -> bool:
         entry = self._pools.get((driver, pool))
@@ -233,7 +263,7 @@ class PoolIndex:
                 began = time.perf_counter()
         for key, entry in list(self._pools.items()):
             entry.devices = fresh.pop(key, {})
-            entry.summary = None
+            entry.stale()
             self._drop_if_empty(key, entry)
         for key, devices in fresh.items():
             entry = self._pools.setdefault(key, _Pool())
@@ -248,13 +278,13 @@ class PoolIndex:
     def _add_device(self, name: str, facts: DeviceFacts, key: PoolKey) -> None:
         entry = self._pools.setdefault(key, _Pool())
         entry.devices[name] = facts
-        entry.summary = None
+        entry.stale()
 
     def _remove_device(self, state: DeviceState) -> None:
         key = _key(state)
         entry = self._pools.get(key)
         if entry is not None and entry.devices.pop(state.name, None) is not None:
-            entry.summary = None
+            entry.stale()
             self._drop_if_empty(key, entry)
 
     # -- slices ----------------------------------------------------------------------
@@ -265,19 +295,19 @@ class PoolIndex:
             entry = self._pools.get(old.key)
             if entry is not None:
                 entry.slices.pop(old.name, None)
-                entry.summary = None
+                entry.stale()
                 if not entry.slices:
                     self._unlist(old.key)
                 self._drop_if_empty(old.key, entry)
         if event.type is EventType.DELETED:
             return
-        facts = slice_facts(event.obj)
+        facts = slice_view(event.obj)
         if facts is None:
             return
         self._slices[event.key] = facts
         entry = self._pools.setdefault(facts.key, _Pool())
         entry.slices[facts.name] = facts
-        entry.summary = None
+        entry.stale()
         pools = self._by_driver.setdefault(facts.driver, set())
         if facts.pool not in pools:
             pools.add(facts.pool)
@@ -299,13 +329,13 @@ class PoolIndex:
     # -- claims ----------------------------------------------------------------------
 
     def _on_claim(self, event: SourceEvent) -> None:
-        new = () if event.type is EventType.DELETED else allocated_devices(event.obj)
+        new = () if event.type is EventType.DELETED else dedicated_devices(event.obj)
         old = self._claims.pop(event.key, ())
         if new:
             self._claims[event.key] = new
         if new == old:
             return
-        for driver, pool, device in old:
+        for driver, pool, device in ((d.driver, d.pool, d.device) for d in old):
             counts = self._allocated.get((driver, pool))
             if counts is None:
                 continue
@@ -315,7 +345,7 @@ class PoolIndex:
                 self._touch((driver, pool))
             if not counts:
                 del self._allocated[(driver, pool)]
-        for driver, pool, device in new:
+        for driver, pool, device in ((d.driver, d.pool, d.device) for d in new):
             counts = self._allocated.setdefault((driver, pool), {})
             counts[device] = counts.get(device, 0) + 1
             if counts[device] == 1:

@@ -7,14 +7,9 @@ from typing import Any
 
 import pytest
 
-from apiserver.controllers import (
-    DeviceFacts,
-    PoolSummary,
-    device_facts,
-    slice_facts,
-    summarize,
-)
+from apiserver.api.resource.views import slice_view
 from apiserver.devices import DeviceState
+from apiserver.pools import DeviceFacts, PoolSummary, device_facts, summarize
 
 DRIVER = "gpu.example.com"
 
@@ -67,7 +62,7 @@ def pool(
     devices: list[DeviceFacts],
     allocated: set[str] | None = None,
 ) -> PoolSummary:
-    facts = [f for f in (slice_facts(s) for s in slices) if f is not None]
+    facts = [f for f in (slice_view(s) for s in slices) if f is not None]
     return summarize(DRIVER, "pool-a", facts, devices, allocated or set())
 
 
@@ -278,8 +273,8 @@ def test_messages_are_at_most_256_characters() -> None:
     facts = [
         f
         for f in (
-            slice_facts(raw_slice("s-0", pool=long_pool, count=3)),
-            slice_facts(raw_slice("s-1", pool=long_pool, count=3, nodeName="node-2")),
+            slice_view(raw_slice("s-0", pool=long_pool, count=3)),
+            slice_view(raw_slice("s-1", pool=long_pool, count=3, nodeName="node-2")),
         )
         if f is not None
     ]

@@ -1,0 +1,31 @@
+"""The allocator: which devices satisfy claims on a node, searched over the pools layer.
+
+``Allocator`` (``engine``) is the entry point: a ``Pools`` snapshot and the DeviceClasses
+in; per node a ``NodeResult`` out (feasible, score, upstream AllocationResult per claim,
+reasons). ``parse_claim`` reads a ResourceClaim or its spec. The search itself
+(``search``), its candidates (``candidates``), constraints (``constraints``) and output
+shapes and score (``result``) have no I/O and no API types.
+"""
+
+from .candidates import RANK_NAMES, Candidate
+from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim, ConstraintSpec, Request, parse_claim
+from .engine import Allocator, ClaimOutcome, NodeResult
+from .result import score
+from .search import Budget, GaveUp
+
+__all__ = [
+    "MAX_DEVICES_PER_CLAIM",
+    "RANK_NAMES",
+    "Allocator",
+    "Alternative",
+    "Budget",
+    "Candidate",
+    "Claim",
+    "ClaimOutcome",
+    "ConstraintSpec",
+    "GaveUp",
+    "NodeResult",
+    "Request",
+    "parse_claim",
+    "score",
+]

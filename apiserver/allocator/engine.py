@@ -1,0 +1,601 @@
+"""The allocator's entry point: claims and candidate nodes in, one result per node out.
+
+    allocator = Allocator(pools, classes)            # pools: apiserver.pools.Pools snapshot
+    claims = [parse_claim("ns/name", claim_json)]    # ResourceClaim or ResourceClaimSpec JSON
+    result = allocator.allocate(claims, Node("node-1", {"zone": "a"}))
+    results = await allocator.review(claims, nodes)  # the same per node, on an event loop
+
+An ``Allocator`` is made from one ``Pools`` snapshot (gathered pools, allocated and
+reserved devices) and the DeviceClasses by name; ``reserved`` adds devices held elsewhere.
+``hold``/``release`` take devices (and their counters) in and out of what is held, so a
+caller that commits one allocation after another keeps one allocator (the pool index's
+reservations do the same for pool status). Each call searches claims jointly on one node
+(no device shared between them; a claim that is already allocated keeps its allocation and
+its devices are taken) and answers a ``NodeResult``: feasible or not, a score (see
+``result``), per claim the upstream AllocationResult, and when infeasible, reasons naming
+the claim, the request and what removed the candidates, with counts.
+
+No I/O, no API types inside the loop: the search (``search``) runs over candidates
+(``candidates``) and constraints (``constraints``) built here. Caches (on unless
+``caches=False``): candidates per device version, selector results per device version,
+each node's filtered and grouped candidates per request alternative, CEL constraint results
+per set of device signatures. ``symmetry=False`` turns off grouping of interchangeable
+devices, ``prune=False`` the three-valued checks of partial sets against CEL constraints
+(``partial``): benchmarks compare the engine with all three off, in the same run.
+
+Event loop: ``allocate`` runs the search to the end; ``review`` runs it in chunks of
+``Budget.chunk`` steps and yields to the event loop between chunks and between nodes, so
+a long search never holds the loop for more than one chunk (bench/RESULTS.md measures the
+longest stall). A budget of steps, CEL evaluations and seconds ends a search with the
+reason "budget exhausted", never a hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api.resource.views import DeviceID
+from ..cel import CELError, Program, compile_constraint, compile_selector
+from ..pools import Node, Pools, PoolState, fits
+from .candidates import Candidate, Group, SelectorCache, Tally, filter_candidates, group
+from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim, ConstraintSpec
+from .constraints import (
+    CelConstraint,
+    Constraint,
+    DistinctAttribute,
+    Evaluations,
+    MatchAttribute,
+)
+from .result import allocation_result, score
+from .search import AlternativePlan, Budget, ClaimPlan, GaveUp, RequestPlan, Search, Usage
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ClaimOutcome:
+    claim: Claim
+    picks: tuple[tuple[Alternative, Candidate], ...] = ()
+    node: str = ""
+    classes: Mapping[str, JSON] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.claim.name
+
+    @property
+    def devices(self) -> tuple[DeviceID, ...]:
+        """The devices newly chosen for the claim, admin-access ones excepted (what to hold)."""
+        return tuple(c.id for a, c in self.picks if not a.admin)
+
+    @functools.cached_property
+    def allocation(self) -> JSON | None:
+        """Upstream AllocationResult (the existing one for a claim that was allocated
+        already), built when first read: most nodes of a review are never bound to."""
+        if self.claim.allocation is not None:
+            return self.claim.allocation
+        return allocation_result(self.claim, list(self.picks), self.classes, self.node)
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    node: str
+    feasible: bool
+    score: int = 0
+    claims: tuple[ClaimOutcome, ...] = ()
+    why: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
+    """The reasons, or how to word them when first read (most are never read)."""
+    steps: int = 0
+    evaluations: int = 0
+    """CEL constraint evaluations the search made."""
+    partial_checks: int = 0
+    """Three-valued checks of partial sets against CEL constraints (``partial``)."""
+
+    @property
+    def devices(self) -> tuple[DeviceID, ...]:
+        return tuple(d for c in self.claims for d in c.devices)
+
+    @functools.cached_property
+    def reasons(self) -> tuple[str, ...]:
+        """Why the node is infeasible: each names the claim, the request and what removed
+        its candidates, with counts."""
+        return self.why() if callable(self.why) else self.why
+
+
+class _Problem(Exception):
+    """A claim that cannot be searched at all (unknown class, a selector that does not
+    compile): the same answer on every node."""
+
+
+class Allocator:
+    def __init__(
+        self,
+        pools: Pools,
+        classes: Mapping[str, JSON],
+        *,
+        reserved: Iterable[DeviceID] = (),
+        budget: Budget | None = None,
+        symmetry: bool = True,
+        caches: bool = True,
+        prune: bool = True,
+    ) -> None:
+        self.pools = pools
+        self.classes = classes
+        self.budget = budget or Budget()
+        self.symmetry = symmetry
+        self.caches = caches
+        self.selectors = SelectorCache(caches)
+        self.prune = prune
+        self._memo: dict[tuple[str, tuple[int, ...]], bool | str] | None = {} if caches else None
+        self._refuted: dict[tuple[str, tuple[int, ...], int], bool] | None = {} if caches else None
+        self._signatures: dict[Any, int] = {}
+        self._candidates: dict[int, Candidate] = {}
+        self._filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
+        self._grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
+        self.reserved: set[DeviceID] = set(reserved)
+        self.held: set[DeviceID] = set(self.reserved)
+        self.limits: Usage = {}
+        self.used: Usage = {}
+        for state in pools.states.values():
+            taken = state.allocated | state.reserved
+            self.held.update(DeviceID(state.key[0], state.key[1], n) for n in taken)
+            for set_name, counters in state.gathered.counter_sets.items():
+                for counter, value in counters.items():
+                    self.limits[(state.key, set_name, counter)] = value
+        for state in pools.states.values():
+            names = {d.device for d in self.held if (d.driver, d.pool) == state.key}
+            for set_name, left in state.gathered.remaining(names).items():
+                for counter, value in left.items():
+                    key = (state.key, set_name, counter)
+                    self.used[key] = self.limits[key] - value
+
+    # -- holding ---------------------------------------------------------------------
+
+    def hold(self, devices: Iterable[DeviceID]) -> None:
+        """Take devices (an allocation committed or reserved): later searches skip them and
+        their counters count as consumed."""
+        for device in devices:
+            if device not in self.held:
+                self.held.add(device)
+                self._count(device, 1)
+
+    def release(self, devices: Iterable[DeviceID]) -> None:
+        for device in devices:
+            if device in self.held:
+                self.held.discard(device)
+                self._count(device, -1)
+
+    def _count(self, device: DeviceID, sign: int) -> None:
+        state = self.pools.pool((device.driver, device.pool))
+        facts = state.gathered.devices.get(device.device) if state is not None else None
+        if state is None or facts is None:
+            return
+        for set_name, amounts in facts.consumes:
+            for counter, amount in amounts:
+                key = (state.key, set_name, counter)
+                if key in self.limits:
+                    self.used[key] = self.used.get(key, 0) + sign * amount
+
+    # -- entry points ----------------------------------------------------------------
+
+    def allocate(self, claims: Sequence[Claim], node: Node) -> NodeResult:
+        """The claims on one node, searched to the end (or until the budget is spent)."""
+        steps = self.search(claims, node)
+        try:
+            while True:
+                next(steps)
+        except StopIteration as done:
+            result: NodeResult = done.value
+            return result
+
+    async def review(self, claims: Sequence[Claim], nodes: Sequence[Node]) -> list[NodeResult]:
+        """The claims on each node, yielding to the event loop between chunks of the search
+        and between nodes."""
+        out = []
+        for node in nodes:
+            steps = self.search(claims, node)
+            try:
+                while True:
+                    next(steps)
+                    await asyncio.sleep(0)
+            except StopIteration as done:
+                out.append(done.value)
+            await asyncio.sleep(0)
+        return out
+
+    def search(self, claims: Sequence[Claim], node: Node) -> Generator[None, None, NodeResult]:
+        """The search as a generator that yields every ``Budget.chunk`` steps."""
+        quick = self._greedy(claims, node)
+        if quick is not None:
+            return quick
+        evaluations = Evaluations(self._memo, self._refuted)
+        try:
+            plans = [self._plan(claim, node, evaluations) for claim in claims]
+        except _Problem as problem:
+            return NodeResult(node.name, False, why=(str(problem),))
+        held = self.held
+        fixed = [r.id for p in plans if p.fixed for r in p.claim.allocated if not r.admin_access]
+        if fixed:
+            held = held | set(fixed)
+        search = Search(plans, held, self.used, self.limits, self.budget, evaluations)
+        try:
+            found = yield from search.run()
+        except GaveUp as gave_up:
+            for plan in plans:
+                self._reset(plan, search)
+            return NodeResult(
+                node.name,
+                False,
+                why=(str(gave_up),),
+                steps=search.steps,
+                evaluations=evaluations.count,
+                partial_checks=evaluations.partial,
+            )
+        if not found:
+            return NodeResult(
+                node.name,
+                False,
+                why=tuple(self._explain(plans, node, held)),
+                steps=search.steps,
+                evaluations=evaluations.count,
+                partial_checks=evaluations.partial,
+            )
+        outcomes = []
+        picks = []
+        for plan in plans:
+            picks.extend(plan.picks)
+            outcomes.append(ClaimOutcome(plan.claim, tuple(plan.picks), node.name, self.classes))
+            self._reset(plan, search)
+        return NodeResult(
+            node.name,
+            True,
+            score(picks),
+            tuple(outcomes),
+            steps=search.steps,
+            evaluations=evaluations.count,
+            partial_checks=evaluations.partial,
+        )
+
+    def _greedy(self, claims: Sequence[Claim], node: Node) -> NodeResult | None:
+        """The answer without a search, when taking the first free candidates in order of
+        preference satisfies every claim: claims without constraints, each request with one
+        alternative (no ``All``, no admin access) and candidates that consume no counters.
+        It is the search's own first branch, so the answer is the one the search would give.
+        A request with fewer free candidates than it needs is infeasible without a search;
+        None sends the call to the search."""
+        if not self.caches:
+            return None
+        chosen: set[DeviceID] = set()
+        outcomes = []
+        picks: list[tuple[Alternative, Candidate]] = []
+        held = self.held
+        for claim in claims:
+            if claim.allocation is not None:
+                if any(not r.admin_access and r.id not in held for r in claim.allocated):
+                    return None
+                outcomes.append(ClaimOutcome(claim))
+                continue
+            if not claim.simple or claim.problem or claim.minimum_devices > MAX_DEVICES_PER_CLAIM:
+                return None
+            mine: list[tuple[Alternative, Candidate]] = []
+            for request in claim.requests:
+                alternative = request.alternatives[0]
+                groups = self._grouped.get((_node_key(node), alternative.key))
+                if groups is None:
+                    try:
+                        groups, _ = self._groups(claim, alternative, node)
+                    except _Problem:
+                        return None
+                need = alternative.count
+                for members in groups:
+                    for candidate in members.members:
+                        cid = candidate.id
+                        if cid in held or cid in chosen:
+                            continue
+                        if candidate.consumes:
+                            return None
+                        chosen.add(cid)
+                        mine.append((alternative, candidate))
+                        need -= 1
+                        if need == 0:
+                            break
+                    if need == 0:
+                        break
+                if need:
+                    free = sum(1 for g in groups for c in g.members if c.id not in held)
+                    if free >= alternative.count:
+                        return None  # others of this call took them: the search decides
+                    plan = AlternativePlan(alternative, groups, alternative.count)
+                    taken = frozenset(c.id for g in groups for c in g.members if c.id in held)
+                    why = functools.partial(self._short, claim.name, plan, node, taken)
+                    return NodeResult(node.name, False, why=why)
+            picks.extend(mine)
+            outcomes.append(ClaimOutcome(claim, tuple(mine), node.name, self.classes))
+        return NodeResult(node.name, True, score(picks), tuple(outcomes), steps=len(picks))
+
+    def _reset(self, plan: ClaimPlan, search: Search) -> None:
+        """Give back the counters a finished search still holds (its picks stay in the plan
+        only for the answer)."""
+        for alternative, candidate in plan.picks:
+            if candidate.consumes and not alternative.admin:
+                search._give_back(candidate)
+
+    # -- plans -----------------------------------------------------------------------
+
+    def _plan(self, claim: Claim, node: Node, evaluations: Evaluations) -> ClaimPlan:
+        if claim.problem is not None:
+            raise _Problem(f"claim {claim.name}: {claim.problem}")
+        if claim.allocation is not None:
+            return ClaimPlan(claim, [], [], fixed=True)
+        if claim.minimum_devices > MAX_DEVICES_PER_CLAIM:
+            raise _Problem(
+                f"claim {claim.name}: number of requested devices {claim.minimum_devices}"
+                f" exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}"
+            )
+        constraints = [self._constraint(claim, spec, evaluations) for spec in claim.constraints]
+        requests = []
+        for request in claim.requests:
+            alternatives = []
+            for alternative in request.alternatives:
+                groups, usable = self._groups(claim, alternative, node)
+                count = (
+                    sum(len(g.members) for g in groups) if alternative.all else alternative.count
+                )
+                covering = [constraints[i] for i in claim.covering[alternative.name]]
+                alternatives.append(AlternativePlan(alternative, groups, count, covering, usable))
+            requests.append(RequestPlan(request.name, alternatives))
+        if self.prune:
+            for constraint in constraints:
+                if isinstance(constraint, CelConstraint):
+                    constraint.total = _fixed_size(constraint, requests)
+        return ClaimPlan(claim, requests, constraints)
+
+    def _constraint(
+        self, claim: Claim, spec: ConstraintSpec, evaluations: Evaluations
+    ) -> Constraint:
+        if spec.match_attribute is not None:
+            return MatchAttribute(spec.label, spec.match_attribute)
+        if spec.distinct_attribute is not None:
+            return DistinctAttribute(spec.label, spec.distinct_attribute)
+        assert spec.expression is not None
+        try:
+            program = compile_constraint(spec.expression, cost_limit=None)
+        except CELError as err:
+            raise _Problem(f"claim {claim.name}: {spec.label}: CEL compile error: {err}") from None
+        last = max(
+            (
+                i
+                for i, request in enumerate(claim.requests)
+                if any(spec.covers(a) for a in request.alternatives)
+            ),
+            default=-1,
+        )
+        return CelConstraint(spec.label, program, last, evaluations)
+
+    def _programs(self, claim: Claim, alternative: Alternative) -> tuple[tuple[Program, ...], ...]:
+        device_class = self.classes.get(alternative.class_name)
+        if device_class is None:
+            raise _Problem(
+                f"claim {claim.name} request {alternative.name}: device class"
+                f" {alternative.class_name} does not exist"
+            )
+        out = []
+        for owner, expressions in (
+            (f"class {alternative.class_name}", _class_selectors(device_class)),
+            (f"claim {claim.name} request {alternative.name}", alternative.selectors),
+        ):
+            programs = []
+            for i, expression in enumerate(expressions):
+                try:
+                    programs.append(compile_selector(expression, cost_limit=None))
+                except CELError as err:
+                    raise _Problem(f"{owner}: selector #{i}: CEL compile error: {err}") from None
+            out.append(tuple(programs))
+        return tuple(out)
+
+    def _tally(self, claim: Claim, alternative: Alternative, node: Node) -> Tally:
+        key = (_node_key(node), alternative.key)
+        found = self._filtered.get(key) if self.caches else None
+        if found is None:
+            class_programs, request_programs = self._programs(claim, alternative)
+            reachable = [self._candidate(r) for r in self.pools.reachable(node)]
+            found = filter_candidates(
+                alternative, reachable, class_programs, request_programs, self.selectors
+            )
+            if self.caches:
+                self._filtered[key] = found
+        return found
+
+    def _groups(
+        self, claim: Claim, alternative: Alternative, node: Node
+    ) -> tuple[list[Group], bool]:
+        """The alternative's candidates on the node, grouped, and whether it can be served
+        at all (``All`` cannot be over a pool that is incomplete or invalid)."""
+        tally = self._tally(claim, alternative, node)
+        usable = not (alternative.all and tally.unusable_pools)
+        key = (_node_key(node), alternative.key)
+        groups = self._grouped.get(key) if self.caches else None
+        if groups is None:
+            groups = group(tally.candidates, self.symmetry, self._signatures)
+            if self.caches:
+                self._grouped[key] = groups
+        return groups, usable
+
+    def _candidate(self, reach: Any) -> Candidate:
+        state = reach.device.state
+        found = self._candidates.get(id(state)) if self.caches else None
+        if found is None or found.state is not state:
+            found = Candidate(reach)
+            if self.caches:
+                self._candidates[id(state)] = found
+        return found
+
+    # -- explanations ----------------------------------------------------------------
+
+    def _explain(self, plans: list[ClaimPlan], node: Node, held: Collection[DeviceID]) -> list[str]:
+        reasons: list[str] = []
+        for plan in plans:
+            if plan.fixed:
+                continue
+            name = plan.claim.name
+            short = False
+            for request in plan.requests:
+                lines = [self._shortage(name, a, node, held) for a in request.alternatives]
+                if all(line is not None for line in lines):
+                    short = True
+                    reasons.extend(line for line in lines if line is not None)
+            if short:
+                continue
+            for constraint in plan.constraints:
+                if constraint.rejections:
+                    among = len(
+                        {
+                            c.id
+                            for r in plan.requests
+                            for a in r.alternatives
+                            if constraint in a.constraints
+                            for g in a.groups
+                            for c in g.members
+                            if a.alternative.admin or c.id not in held
+                        }
+                    )
+                    error = getattr(constraint, "error", None)
+                    reasons.append(
+                        f"claim {name}: {constraint.label} unsatisfiable among {among}"
+                        " candidates" + (f" (last error: {error})" if error else "")
+                    )
+            if plan.counter_rejections:
+                reasons.append(
+                    f"claim {name}: counters exhausted: no combination of candidates fits the"
+                    " counters their pools have left"
+                )
+            if plan.oversized:
+                reasons.append(
+                    f"claim {name}: the devices requested exceed the claim limit of"
+                    f" {MAX_DEVICES_PER_CLAIM}"
+                )
+        if not reasons:
+            reasons.append(
+                "the claims cannot all be satisfied together: each can be alone, but not"
+                " without sharing a device"
+                if len(plans) > 1
+                else "no combination of candidates satisfies the claim"
+            )
+            for plan in plans:
+                for request in plan.requests:
+                    for alt in request.alternatives:
+                        line = self._shortage(plan.claim.name, alt, node, held, always=True)
+                        if line is not None:
+                            reasons.append(line)
+        return reasons
+
+    def _short(
+        self, claim: str, plan: AlternativePlan, node: Node, taken: Collection[DeviceID]
+    ) -> tuple[str, ...]:
+        line = self._shortage(claim, plan, node, taken)
+        return (line,) if line else ()
+
+    def _shortage(
+        self,
+        claim: str,
+        alt: AlternativePlan,
+        node: Node,
+        held: Collection[DeviceID],
+        always: bool = False,
+    ) -> str | None:
+        """Why the alternative cannot have its devices on the node, counted; None if it has
+        enough free candidates (the reason is then elsewhere) unless ``always``."""
+        alternative = alt.alternative
+        tally = self._filtered.get((_node_key(node), alternative.key))
+        if tally is None:
+            tally = self._tally(Claim(claim), alternative, node)
+        allocated = reserved = exhausted = free = 0
+        for candidate in (c for g in alt.groups for c in g.members):
+            if not alternative.admin and candidate.id in held:
+                pool: PoolState = candidate.pool
+                if candidate.id.device in pool.allocated:
+                    allocated += 1
+                else:
+                    reserved += 1
+            elif candidate.consumes and not fits(candidate.consumes, self._remaining(candidate)):
+                exhausted += 1
+            else:
+                free += 1
+        where = f"claim {claim} request {alternative.name}"
+        if alternative.all:
+            if not alt.usable:
+                pools = ", ".join(f"{d}/{p}" for d, p in sorted(tally.unusable_pools))
+                return f"{where}: asks for all devices, but pool {pools} is incomplete or invalid"
+            if free == alt.count and free > 0 and not always:
+                return None
+            if alt.count == 0:
+                return f"{where}: asks for all devices, and none is reachable from node {node.name}"
+        elif free >= alternative.count and not always:
+            return None
+        if tally.reachable == tally.class_excluded and not tally.unusable_pools:
+            return (
+                f"{where}: no device of class {alternative.class_name} is reachable from"
+                f" node {node.name}"
+            )
+        parts = []
+        for (driver, pool_name), count in sorted(tally.unusable_pools.items()):
+            state = self.pools.pool((driver, pool_name))
+            why = "incomplete" if state is not None and state.gathered.incomplete else "invalid"
+            parts.append(f"pool {driver}/{pool_name} {why} ({count} devices)")
+        for i, count in sorted(tally.selector_excluded.items()):
+            error = tally.selector_errors.get(i)
+            parts.append(
+                f"selector #{i} excluded {count}" + (f" (error: {error})" if error else "")
+            )
+        for label, count in (
+            ("tainted", tally.tainted),
+            ("allocated", allocated),
+            ("reserved", reserved),
+            ("counters exhausted", exhausted),
+        ):
+            if count:
+                parts.append(f"{label} {count}")
+        needs = "all" if alternative.all else str(alternative.count)
+        return (
+            f"{where}: needs {needs} device(s) of class {alternative.class_name}, {free} free"
+            f" on node {node.name}" + (": " + "; ".join(parts) if parts else "")
+        )
+
+    def _remaining(self, candidate: Candidate) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for (pool, set_name, counter), limit in self.limits.items():
+            if pool == candidate.pool.key:
+                used = self.used.get((pool, set_name, counter), 0)
+                out.setdefault(set_name, {})[counter] = limit - used
+        return out
+
+
+def _fixed_size(constraint: Constraint, requests: list[RequestPlan]) -> int | None:
+    """How many devices the constraint will see, when one request of a fixed count (no
+    ``firstAvailable`` choice, not ``All``) is all it covers; else None."""
+    covered = [(r, a) for r in requests for a in r.alternatives if constraint in a.constraints]
+    if len(covered) != 1:
+        return None
+    request, alternative = covered[0]
+    if len(request.alternatives) != 1 or alternative.alternative.all:
+        return None
+    return alternative.count
+
+
+def _class_selectors(device_class: JSON) -> tuple[str, ...]:
+    spec = device_class.get("spec") or {}
+    return tuple(
+        str((s.get("cel") or {}).get("expression", ""))
+        for s in spec.get("selectors") or ()
+        if isinstance(s, dict)
+    )
+
+
+def _node_key(node: Node) -> str:
+    if not node.labels:
+        return node.name
+    return node.name + "\x00" + repr(sorted(node.labels.items()))

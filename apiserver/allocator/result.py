@@ -1,0 +1,104 @@
+"""What an allocation looks like on the way out: upstream's AllocationResult, and the score.
+
+Per claim, ``allocation_result`` gives ``devices.results[]`` in pick order (``request`` is
+``request`` or ``request/subrequest``; ``adminAccess`` only when true; the request's
+tolerations and the device's binding conditions copied, as upstream), ``devices.config``
+(each class's config once, ``FromClass``, for the requests of that class; then the claim's
+config entries, ``FromClaim``, that name a request of the allocation or no request at all)
+and ``nodeSelector``: pinned to the node by ``metadata.name`` if any device is node-local
+or binds to its node, else the distinct selectors of the devices' placements, else none
+(usable everywhere).
+
+Score (0-100, higher is better), the KEP-5007 preference made a number: every device chosen
+on the node is worth 100 when it needs no attaching, 50 when it is a fabric device already
+attached, 0 when it is a fabric device that still needs attaching; the node's score is the
+mean over the devices its allocation chose, rounded down; a node where nothing had to be
+chosen scores 100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..api.resource.views import NODE_NAME, NODE_SELECTOR
+from .candidates import ATTACHED, LOCAL, Candidate
+from .claims import Alternative, Claim
+
+JSON = dict[str, Any]
+RANK_POINTS = {LOCAL: 100, ATTACHED: 50}
+
+
+def score(picks: Iterable[tuple[Alternative, Candidate]]) -> int:
+    points = [RANK_POINTS.get(c.rank, 0) for _, c in picks]
+    return sum(points) // len(points) if points else 100
+
+
+def pinned(node: str) -> JSON:
+    return {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+        ]
+    }
+
+
+def node_selector(picks: list[tuple[Alternative, Candidate]], node: str) -> JSON | None:
+    if any(c.placement.kind == NODE_NAME or c.binds_to_node for _, c in picks):
+        return pinned(node)
+    terms: list[JSON] = []
+    for _, candidate in picks:
+        place = candidate.placement
+        if place.kind != NODE_SELECTOR or not place.node_selector:
+            continue
+        for term in place.node_selector.get("nodeSelectorTerms") or ():
+            if term not in terms:
+                terms.append(term)
+    return {"nodeSelectorTerms": terms} if terms else None
+
+
+def _result(alternative: Alternative, candidate: Candidate) -> JSON:
+    out: JSON = {
+        "request": alternative.name,
+        "driver": candidate.id.driver,
+        "pool": candidate.id.pool,
+        "device": candidate.id.device,
+    }
+    if alternative.admin:
+        out["adminAccess"] = True
+    if alternative.tolerations:
+        out["tolerations"] = [dict(t) for t in alternative.tolerations]
+    for name in ("bindingConditions", "bindingFailureConditions"):
+        if candidate.device.get(name):
+            out[name] = list(candidate.device[name])
+    return out
+
+
+def allocation_result(
+    claim: Claim,
+    picks: list[tuple[Alternative, Candidate]],
+    classes: Mapping[str, JSON],
+    node: str,
+) -> JSON:
+    config: list[JSON] = []
+    by_class: dict[str, list[str]] = {}
+    for alternative, _ in picks:
+        names = by_class.setdefault(alternative.class_name, [])
+        if alternative.name not in names:
+            names.append(alternative.name)
+    for class_name, requests in by_class.items():
+        for entry in (classes.get(class_name) or {}).get("spec", {}).get("config") or ():
+            if isinstance(entry, dict) and entry.get("opaque") is not None:
+                config.append({"source": "FromClass", "requests": requests, **entry})
+    allocated = {a.name for a, _ in picks} | {a.request for a, _ in picks}
+    for entry in claim.config:
+        requests = entry.get("requests") or []
+        if not requests or any(r in allocated for r in requests):
+            config.append({"source": "FromClaim", **entry})
+    devices: JSON = {"results": [_result(a, c) for a, c in picks]}
+    if config:
+        devices["config"] = config
+    out: JSON = {"devices": devices}
+    selector = node_selector(picks, node)
+    if selector is not None:
+        out["nodeSelector"] = selector
+    return out

@@ -1,0 +1,259 @@
+"""The search: exhaustive depth-first with backtracking over plain in-memory plans.
+
+Order, as upstream: claims in the given order, requests in order, for ``firstAvailable``
+the subrequests in order (the first that leads to a full solution is kept), then devices.
+Within a request the devices are a combination, not a permutation: the next device comes
+from the same group as the previous one or a later group, so each set of devices is tried
+once. Groups hold interchangeable devices (``candidates``), so a set of groups with
+multiplicities stands for every set of devices it can be made of: that is sound, because
+swapping interchangeable devices cannot change any outcome. Groups are ordered by KEP-5007
+rank, so the first solution prefers node-local devices, then attached fabric devices, then
+fabric devices that need attaching.
+
+Each pick checks, cheapest first: the device is not held (allocated or reserved, unless the
+request has admin access) nor chosen already (by another claim of this search, or by this
+claim), its counters fit what its pool has left (admin access consumes none, as it takes
+nothing from others), and every constraint covering the request accepts it (``add``); a CEL constraint is evaluated only when its last request is complete.
+Whatever fails is undone (``remove``, counters given back) and the next group is tried.
+
+``Search.run`` is a generator: it yields every ``Budget.chunk`` steps, every
+``EVALUATIONS_PER_CHUNK`` CEL constraint evaluations and after ``SLICE`` seconds of work,
+so a caller on an event loop can let other tasks run between chunks, and a plain caller just exhausts it. It
+raises ``GaveUp`` when the budget of steps, CEL evaluations or seconds is spent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+
+from ..api.resource.views import DeviceID
+from .candidates import Candidate, Group
+from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim
+from .constraints import Constraint, Evaluations
+
+
+@dataclass(frozen=True)
+class Budget:
+    steps: int = 1_000_000
+    """Devices tried, over the whole search (a group without a free member is no step)."""
+    evaluations: int = 100_000
+    """CEL constraint evaluations."""
+    seconds: float = 5.0
+    chunk: int = 512
+    """Steps between two yields of ``Search.run`` (and two looks at the clock)."""
+
+
+EVALUATIONS_PER_CHUNK = 16
+"""CEL constraint evaluations between two pauses of ``Search.run``."""
+SLICE = 0.002
+"""Seconds of work after which ``Search.run`` pauses even before a chunk is done (steps
+that check partial sets cost far more than plain ones); the clock is read every
+``CLOCK_EVERY`` steps."""
+CLOCK_EVERY = 8
+
+
+class GaveUp(Exception):
+    """The budget ran out before the search could say yes or no."""
+
+
+@dataclass
+class AlternativePlan:
+    alternative: Alternative
+    groups: list[Group]
+    """Candidates on this node, grouped; empty when the alternative cannot be served."""
+    count: int
+    """Devices needed (for ``All``: every candidate)."""
+    constraints: list[Constraint] = field(default_factory=list)
+    usable: bool = True
+    """False when the alternative can never succeed here (``All`` over an unusable pool)."""
+
+
+@dataclass
+class RequestPlan:
+    name: str
+    alternatives: list[AlternativePlan]
+
+
+@dataclass
+class ClaimPlan:
+    claim: Claim
+    requests: list[RequestPlan]
+    constraints: list[Constraint]
+    fixed: bool = False
+    """Already allocated: nothing to search."""
+    picks: list[tuple[Alternative, Candidate]] = field(default_factory=list)
+    picked: set[DeviceID] = field(default_factory=set)
+    oversized: bool = False
+    counter_rejections: int = 0
+
+
+Usage = dict[tuple[tuple[str, str], str, str], int]
+"""Counter consumption: ((driver, pool), counter set, counter) -> amount in nano units."""
+
+
+class Search:
+    def __init__(
+        self,
+        plans: list[ClaimPlan],
+        held: set[DeviceID] | frozenset[DeviceID],
+        used: Usage,
+        limits: Usage,
+        budget: Budget,
+        evaluations: Evaluations,
+    ) -> None:
+        self.plans = plans
+        self.held = held
+        self.used = used
+        """Shared with the engine: what is consumed now; the search restores what it adds."""
+        self.limits = limits
+        self.budget = budget
+        self.evaluations = evaluations
+        self.chosen: set[DeviceID] = set()
+        self.steps = 0
+        self._deadline = 0.0
+        self._next_pause = EVALUATIONS_PER_CHUNK
+        self._slice_end = time.perf_counter() + SLICE
+
+    def run(self) -> Generator[None, None, bool]:
+        self._deadline = time.perf_counter() + self.budget.seconds
+        found = yield from self._claim(0)
+        return found
+
+    # -- levels ----------------------------------------------------------------------
+
+    def _claim(self, ci: int) -> Generator[None, None, bool]:
+        if ci == len(self.plans):
+            return True
+        plan = self.plans[ci]
+        if plan.fixed:
+            return (yield from self._claim(ci + 1))
+        return (yield from self._request(ci, 0))
+
+    def _request(self, ci: int, ri: int) -> Generator[None, None, bool]:
+        plan = self.plans[ci]
+        if ri == len(plan.requests):
+            return (yield from self._claim(ci + 1))
+        for alt in plan.requests[ri].alternatives:
+            if not alt.usable or (alt.alternative.all and alt.count == 0):
+                continue
+            if len(plan.picks) + alt.count > MAX_DEVICES_PER_CLAIM:
+                plan.oversized = True
+                continue
+            if (yield from self._device(ci, ri, alt, alt.count, 0)):
+                return True
+        return False
+
+    def _device(
+        self, ci: int, ri: int, alt: AlternativePlan, need: int, start: int
+    ) -> Generator[None, None, bool]:
+        plan = self.plans[ci]
+        if need == 0:
+            complete = all(constraint.complete(ri) for constraint in plan.constraints)
+            if self.evaluations.count > self.budget.evaluations:
+                raise GaveUp(f"budget exhausted: {self.evaluations.count} CEL evaluations")
+            if self.evaluations.count >= self._next_pause:
+                # A CEL evaluation costs a hundred steps or so: pause by evaluations too.
+                self._next_pause = self.evaluations.count + EVALUATIONS_PER_CHUNK
+                self._check_budget()
+                yield
+                self._slice_end = time.perf_counter() + SLICE
+            if not complete:
+                return False
+            return (yield from self._request(ci, ri + 1))
+        groups = alt.groups
+        for gi in range(start, len(groups)):
+            group = groups[gi]
+            candidate = self._free_member(plan, alt.alternative, group)
+            if candidate is None:
+                continue
+            self.steps += 1
+            if self.steps % self.budget.chunk == 0 or (
+                self.steps % CLOCK_EVERY == 0 and time.perf_counter() > self._slice_end
+            ):
+                self._check_budget()
+                yield
+                self._slice_end = time.perf_counter() + SLICE
+            if not self._add(plan, alt, group, candidate):
+                if alt.alternative.all:
+                    return False
+                continue
+            if (yield from self._device(ci, ri, alt, need - 1, gi)):
+                return True
+            self._undo(plan, alt, group, candidate)
+            if alt.alternative.all:
+                return False
+        return False
+
+    # -- one device ------------------------------------------------------------------
+
+    def _free_member(self, plan: ClaimPlan, alt: Alternative, group: Group) -> Candidate | None:
+        for candidate in group.members:
+            cid = candidate.id
+            if cid in plan.picked:
+                continue
+            if not alt.admin and (cid in self.held or cid in self.chosen):
+                continue
+            return candidate
+        return None
+
+    def _add(self, plan: ClaimPlan, alt: AlternativePlan, group: Group, cand: Candidate) -> bool:
+        # Admin access takes nothing from others, its counters included.
+        counts = bool(cand.consumes) and not alt.alternative.admin
+        if counts and not self._consume(cand):
+            plan.counter_rejections += 1
+            return False
+        for i, constraint in enumerate(alt.constraints):
+            if not constraint.add(group, cand):
+                for earlier in alt.constraints[:i]:
+                    earlier.remove(group, cand)
+                if counts:
+                    self._give_back(cand)
+                return False
+        plan.picks.append((alt.alternative, cand))
+        plan.picked.add(cand.id)
+        if not alt.alternative.admin:
+            self.chosen.add(cand.id)
+        return True
+
+    def _undo(self, plan: ClaimPlan, alt: AlternativePlan, group: Group, cand: Candidate) -> None:
+        for constraint in reversed(alt.constraints):
+            constraint.remove(group, cand)
+        if cand.consumes and not alt.alternative.admin:
+            self._give_back(cand)
+        plan.picks.pop()
+        plan.picked.discard(cand.id)
+        if not alt.alternative.admin:
+            self.chosen.discard(cand.id)
+
+    def _consume(self, cand: Candidate) -> bool:
+        pool = cand.pool.key
+        used, limits = self.used, self.limits
+        for set_name, amounts in cand.consumes:
+            for counter, amount in amounts:
+                key = (pool, set_name, counter)
+                limit = limits.get(key)
+                if limit is None or (amount > 0 and used.get(key, 0) + amount > limit):
+                    return False
+        for set_name, amounts in cand.consumes:
+            for counter, amount in amounts:
+                key = (pool, set_name, counter)
+                used[key] = used.get(key, 0) + amount
+        return True
+
+    def _give_back(self, cand: Candidate) -> None:
+        pool = cand.pool.key
+        for set_name, amounts in cand.consumes:
+            for counter, amount in amounts:
+                key = (pool, set_name, counter)
+                self.used[key] -= amount
+
+    def _check_budget(self) -> None:
+        budget = self.budget
+        if self.steps >= budget.steps:
+            raise GaveUp(f"budget exhausted: {self.steps} steps")
+        if self.evaluations.count >= budget.evaluations:
+            raise GaveUp(f"budget exhausted: {self.evaluations.count} CEL evaluations")
+        if time.perf_counter() > self._deadline:
+            raise GaveUp(f"budget exhausted: {budget.seconds:g}s after {self.steps} steps")

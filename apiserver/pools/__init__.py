@@ -1,0 +1,48 @@
+"""Pools: the one truth pool status, the live pool view and the allocator read.
+
+``gather`` makes a pool out of its slices (``SliceView``) and devices (``DeviceFacts``, from
+the device view): newest generation only, complete or not, valid or not and why, counter
+sets; ``GatheredPool.occupancy`` says which devices are taken, unavailable or free given the
+devices allocations and reservations hold. ``PoolIndex`` keeps every pool current from the
+device view, the slices and the claims, with an in-memory set of reservations, summarizes a
+pool on demand (``PoolSummary``, a ResourcePoolStatusRequest's pool entry) and hands the
+allocator a ``Pools`` snapshot, whose ``reachable(node)`` lists the devices a node reaches.
+"""
+
+from .gather import (
+    BLOCKING_EFFECTS,
+    DeviceFacts,
+    GatheredPool,
+    Occupancy,
+    PoolKey,
+    device_facts,
+    fits,
+    gather,
+)
+from .index import PoolIndex
+from .nodes import Node, reaches, selector_matches
+from .snapshot import Pools, PoolState, Reach, pools_from
+from .summary import PoolSummary, clip, summarize, summary_of
+
+__all__ = [
+    "BLOCKING_EFFECTS",
+    "DeviceFacts",
+    "GatheredPool",
+    "Node",
+    "Occupancy",
+    "PoolIndex",
+    "PoolKey",
+    "PoolState",
+    "PoolSummary",
+    "Pools",
+    "Reach",
+    "clip",
+    "device_facts",
+    "fits",
+    "gather",
+    "pools_from",
+    "reaches",
+    "selector_matches",
+    "summarize",
+    "summary_of",
+]

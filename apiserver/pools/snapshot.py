@@ -1,0 +1,130 @@
+"""Pools as the allocator reads them: gathered pools, what holds their devices, and which
+devices a node reaches.
+
+``PoolState`` is one gathered pool with the names of its devices that allocations
+(``allocated``) and reservations (``reserved``) hold; its ``occupancy`` is the one the pool
+status counts. ``Pools`` is every pool, sorted by driver then pool name (upstream's order,
+which lets drivers prioritise by naming); ``reachable(node)`` lists the devices usable on a
+node with how they reach it, indexed so that node-local devices cost a dictionary look-up
+and only slices with ``allNodes``, ``nodeSelector`` or per-device placement are checked per
+node. ``pools_from`` builds ``Pools`` from raw objects (tests, benchmarks, tools).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..api.resource.views import (
+    JSON,
+    NODE_NAME,
+    DeviceID,
+    Placement,
+    SliceView,
+    dedicated_devices,
+    device_placement,
+    slice_view,
+)
+from ..devices import DeviceState
+from .gather import DeviceFacts, GatheredPool, Occupancy, PoolKey, device_facts, gather
+from .nodes import Node, reaches
+
+
+@dataclass(frozen=True)
+class PoolState:
+    gathered: GatheredPool
+    allocated: frozenset[str] = frozenset()
+    reserved: frozenset[str] = frozenset()
+
+    @property
+    def key(self) -> PoolKey:
+        return self.gathered.key
+
+    @functools.cached_property
+    def occupancy(self) -> Occupancy:
+        return self.gathered.occupancy(self.allocated | self.reserved)
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """One device a node reaches: its pool, its facts, and through which placement."""
+
+    pool: PoolState
+    device: DeviceFacts
+    placement: Placement
+
+    @property
+    def local(self) -> bool:
+        return self.placement.kind == NODE_NAME
+
+
+class Pools:
+    def __init__(self, states: Iterable[PoolState]) -> None:
+        self.states: dict[PoolKey, PoolState] = {s.key: s for s in sorted(states, key=_key)}
+        self._local: dict[str, list[Reach]] = {}
+        self._elsewhere: list[Reach] = []
+        for state in self.states.values():
+            placements = {s.name: s.placement for s in state.gathered.slices}
+            for device in state.gathered.devices.values():
+                place = placements.get(device.slice_name)
+                if place is None:
+                    continue
+                if place.per_device and device.state is not None:
+                    place = device_placement(device.state.nodes)
+                reach = Reach(state, device, place)
+                if place.kind == NODE_NAME and place.node_name is not None:
+                    self._local.setdefault(place.node_name, []).append(reach)
+                else:
+                    self._elsewhere.append(reach)
+
+    def reachable(self, node: Node) -> list[Reach]:
+        """Devices of every pool usable on ``node``, in pool order then device order."""
+        found = [r for r in self._elsewhere if reaches(r.placement, node)]
+        local = self._local.get(node.name, ())
+        if not found:
+            return list(local)
+        order = {key: i for i, key in enumerate(self.states)}
+        both = [*local, *found]
+        both.sort(key=lambda r: order[r.pool.key])  # stable: devices keep their pool order
+        return both
+
+    def pool(self, key: PoolKey) -> PoolState | None:
+        return self.states.get(key)
+
+
+def _key(state: PoolState) -> PoolKey:
+    return state.key
+
+
+def pools_from(
+    slices: Iterable[JSON],
+    devices: Iterable[DeviceState],
+    claims: Iterable[JSON] = (),
+    reserved: Iterable[DeviceID] = (),
+) -> Pools:
+    """Pools from raw slices, the device view's states of their devices, the claims (their
+    allocations hold devices) and reserved devices."""
+    views: dict[PoolKey, list[SliceView]] = {}
+    for obj in slices:
+        view = slice_view(obj)
+        if view is not None:
+            views.setdefault(view.key, []).append(view)
+    facts: dict[PoolKey, list[DeviceFacts]] = {}
+    for state in devices:
+        facts.setdefault((state.driver, state.pool_name), []).append(device_facts(state))
+    held: dict[PoolKey, set[str]] = {}
+    for claim in claims:
+        for device in dedicated_devices(claim):
+            held.setdefault((device.driver, device.pool), set()).add(device.device)
+    holds: dict[PoolKey, set[str]] = {}
+    for device in reserved:
+        holds.setdefault((device.driver, device.pool), set()).add(device.device)
+    return Pools(
+        PoolState(
+            gather(key[0], key[1], members, facts.get(key, ())),
+            frozenset(held.get(key, ())),
+            frozenset(holds.get(key, ())),
+        )
+        for key, members in views.items()
+    )
