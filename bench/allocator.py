@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import statistics
 import sys
 import time
@@ -290,9 +291,13 @@ class Outcome:
     engine: Fill
     plain: Fill
     cases: list[CaseOutcome]
+    load: tuple[float, float]
+    """The machine's 1-minute load average before and after the run (other work shares
+    the cores: absolute figures move with it, ratios much less)."""
 
 
 def run(log: Callable[[str], Any] = print) -> Outcome:
+    load_before = os.getloadavg()[0]
     gc.collect()
     pools = cluster()
     gc.freeze()
@@ -322,7 +327,7 @@ def run(log: Callable[[str], Any] = print) -> Outcome:
                 stall_call,
             )
         )
-    return Outcome(engine, plain, outcomes)
+    return Outcome(engine, plain, outcomes, (load_before, os.getloadavg()[0]))
 
 
 def _ms(seconds: float) -> str:
@@ -341,7 +346,9 @@ def render(outcome: Outcome, date: str) -> str:
         "",
         f"Run: {date}. In-process through the engine (`apiserver.allocator.Allocator`) over"
         " a pools snapshot; the baseline is the same search with symmetry reduction, partial-set"
-        " pruning and every cache turned off, in the same run.",
+        " pruning and every cache turned off, in the same run. Load average (1 min) before"
+        f" and after: {outcome.load[0]:.1f} / {outcome.load[1]:.1f} on"
+        f" {os.cpu_count()} cores.",
         "",
         f"Fill: {NODES} nodes x {PER_NODE} node-local GPUs, a stream of one-device claims with a"
         " CEL selector; each claim is checked on all nodes, the best-scoring node's device is"
