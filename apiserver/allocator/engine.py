@@ -23,9 +23,9 @@ per set of device signatures. ``symmetry=False`` turns off grouping of interchan
 devices, ``prune=False`` the three-valued checks of partial sets against CEL constraints
 (``partial``): benchmarks compare the engine with all three off, in the same run.
 
-Event loop: ``allocate`` runs the search to the end; ``review`` runs it in chunks of
-``Budget.chunk`` steps and yields to the event loop between chunks and between nodes, so
-a long search never holds the loop for more than one chunk (bench/RESULTS.md measures the
+Event loop: ``allocate`` runs the search to the end; ``review`` runs it in chunks (see
+``search``) and yields to the event loop between chunks, and between nodes once a slice of
+time has passed, so a long search never holds the loop for more than one chunk (bench/RESULTS.md measures the
 longest stall). A budget of steps, CEL evaluations and seconds ends a search with the
 reason "budget exhausted", never a hang.
 """
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +52,16 @@ from .constraints import (
     MatchAttribute,
 )
 from .result import allocation_result, score
-from .search import AlternativePlan, Budget, ClaimPlan, GaveUp, RequestPlan, Search, Usage
+from .search import (
+    SLICE,
+    AlternativePlan,
+    Budget,
+    ClaimPlan,
+    GaveUp,
+    RequestPlan,
+    Search,
+    Usage,
+)
 
 JSON = dict[str, Any]
 
@@ -196,15 +206,19 @@ class Allocator:
         """The claims on each node, yielding to the event loop between chunks of the search
         and between nodes."""
         out = []
+        paused = time.perf_counter()
         for node in nodes:
             steps = self.search(claims, node)
             try:
                 while True:
                     next(steps)
                     await asyncio.sleep(0)
+                    paused = time.perf_counter()
             except StopIteration as done:
                 out.append(done.value)
-            await asyncio.sleep(0)
+            if time.perf_counter() - paused > SLICE:  # most nodes take microseconds
+                await asyncio.sleep(0)
+                paused = time.perf_counter()
         return out
 
     def search(self, claims: Sequence[Claim], node: Node) -> Generator[None, None, NodeResult]:
