@@ -20,7 +20,7 @@ from ..auth import (
     read_token_file,
 )
 from ..kinds import SystemNamespaces
-from ..machinery.resource import VERBS
+from ..machinery.review import ReviewStrategy
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
@@ -129,7 +129,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             prefixes=[
                 s.resource.key_prefix()
                 for s in StandaloneCluster.kinds(options.group)
-                if s.verbs == VERBS
+                if not isinstance(s, ReviewStrategy)
             ],
             window=options.watch_history,
         )
