@@ -16,6 +16,7 @@ from . import (
     mixinsize,
     poolstatus,
     report,
+    reservations,
     suite,
 )
 
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         etcdbench.SECTION,
         deviceview.SECTION,
         poolstatus.SECTION,
+        reservations.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -82,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     if poolstatus.SECTION in wanted:
         pool_outcome = poolstatus.run(log=lambda s: print(s, file=sys.stderr))
         results[poolstatus.SECTION] = poolstatus.render(pool_outcome, date)
+    if reservations.SECTION in wanted:
+        reservation_outcome = reservations.run(log=lambda s: print(s, file=sys.stderr))
+        results[reservations.SECTION] = reservations.render(reservation_outcome, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0
