@@ -65,10 +65,3 @@ class HeldDevices:
             if not lapsed(obj, now)
             for device in device_ids(obj)
         }
-
-    def holder(self, device: DeviceID) -> dict[str, Any] | None:
-        """The reservation known here that holds ``device`` (lapsed or not)."""
-        for obj in self.reservations():
-            if device in device_ids(obj):
-                return obj
-        return None

@@ -59,7 +59,9 @@ class ReservationReleaser:
         self.interval = interval
         self.released: dict[str, str] = {}
         """Why each reservation this replica deleted went: ``expired`` or ``allocated``."""
-        self._queue = CoalescingQueue(interval=0.0)
+        # A reservation whose delete failed (the store away) is tried again at most once a
+        # second.
+        self._queue = CoalescingQueue(interval=1.0)
         self._bucket = TokenBucket(rate, burst)
         self._wakeup = asyncio.Event()
         self._sweeper = BackgroundTask("reservation release sweep", self._sweep_loop, log)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -97,7 +96,7 @@ class ReservationService:
         Raises a 409 Conflict ``StatusError`` naming the first device another reservation
         holds (its cause's field is ``spec.devices[i]``), 422 for a malformed request.
         """
-        expires = self.devices.now() + timedelta(seconds=math.ceil(max(seconds, 0)))
+        expires = _whole_second_after(self.devices.now() + timedelta(seconds=max(seconds, 0)))
         body = self._body(node, devices, claims, expires)
         for attempt in range(_ATTEMPTS):
             try:
@@ -175,6 +174,13 @@ class ReservationService:
         self.devices.forget(str(name))
         log.info("released lapsed devicereservation %s in the way of a reserve", name)
         return True
+
+
+def _whole_second_after(at: datetime) -> datetime:
+    """``at`` rounded up to a whole second: expiration times are written in seconds, and a
+    reservation must not lapse before the time it was asked for."""
+    whole = at.replace(microsecond=0)
+    return whole if whole == at else whole + timedelta(seconds=1)
 
 
 def _taken_device(err: errors.StatusError, devices: Sequence[DeviceID]) -> DeviceID | None:

@@ -308,3 +308,14 @@ def test_the_handler_offers_only_the_served_verbs(store: SQLiteStore) -> None:
     assert endpoint.patcher is None
     assert endpoint.applier is None
     assert endpoint.collection_deleter is None
+
+
+async def test_the_expiration_time_is_never_earlier_than_asked(
+    clocked: Replica, clock: Clock
+) -> None:
+    clock.at = datetime(2026, 1, 1, 0, 0, 0, 500_000, tzinfo=UTC)
+    late = await clocked.service.reserve("node-1", [gpu(0)], [CLAIM], 10)
+    assert late.spec.expiration_time == "2026-01-01T00:00:11Z"
+    clock.at = datetime(2026, 1, 1, 0, 1, 0, tzinfo=UTC)
+    exact = await clocked.service.reserve("node-1", [gpu(1)], [CLAIM], 10)
+    assert exact.spec.expiration_time == "2026-01-01T00:01:10Z"
