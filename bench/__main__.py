@@ -18,6 +18,7 @@ from . import (
     poolstatus,
     profile,
     report,
+    reservations,
     suite,
 )
 
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         poolstatus.SECTION,
         profile.SECTION,
         allocator.SECTION,
+        reservations.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -92,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     if allocator.SECTION in wanted:
         allocator_outcome = allocator.run(log=lambda s: print(s, file=sys.stderr))
         results[allocator.SECTION] = allocator.render(allocator_outcome, date)
+    if reservations.SECTION in wanted:
+        reservation_outcome = reservations.run(log=lambda s: print(s, file=sys.stderr))
+        results[reservations.SECTION] = reservations.render(reservation_outcome, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0

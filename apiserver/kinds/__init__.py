@@ -8,6 +8,7 @@ from ..api.resource import DRA_GROUP
 from ..machinery.strategy import Strategy
 from .device import DeviceStrategy
 from .deviceclass import DeviceClassStrategy
+from .devicereservation import DeviceReservationStrategy
 from .event import EventStrategy
 from .namespace import NamespaceStrategy, SystemNamespaces
 from .node import NodeStrategy
@@ -34,6 +35,7 @@ def own_strategies(group: str = DRA_GROUP) -> list[Strategy[Any]]:
     return [
         ResourceSlicePatchStrategy.for_group(group),
         ResourcePoolStatusRequestStrategy.for_group(group),
+        DeviceReservationStrategy.for_group(group),
     ]
 
 

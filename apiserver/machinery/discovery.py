@@ -103,7 +103,7 @@ class Discovery:
                         "singularName": "",
                         "namespaced": resource.namespaced,
                         "kind": resource.kind,
-                        "verbs": SUBRESOURCE_VERBS,
+                        "verbs": [v for v in SUBRESOURCE_VERBS if v in resource.verbs],
                     }
                 )
         return {
@@ -139,7 +139,7 @@ class Discovery:
                             {
                                 "subresource": "status",
                                 "responseKind": kind,
-                                "verbs": SUBRESOURCE_VERBS,
+                                "verbs": [v for v in SUBRESOURCE_VERBS if v in resource.verbs],
                             }
                         ]
                     resources.append(entry)

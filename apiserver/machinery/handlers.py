@@ -82,8 +82,14 @@ class Endpoint:
 
     @classmethod
     def of(cls, served: Resource) -> Endpoint:
+        """A capability is offered if the resource has it and its kind is served for the
+        verb: a stored kind the server alone writes keeps its registry (the server writes
+        through it in-process) but is served only for the verbs its strategy names."""
+        verbs = served.resource.verbs
+
         def cap(protocol: Any) -> Any:
-            return served if isinstance(served, protocol) else None
+            offered = isinstance(served, protocol) and _VERB_OF[protocol] in verbs
+            return served if offered else None
 
         return cls(
             served,
@@ -97,6 +103,20 @@ class Endpoint:
             deleter=cap(Deleter),
             collection_deleter=cap(CollectionDeleter),
         )
+
+
+_VERB_OF: dict[Any, str] = {
+    Getter: "get",
+    Lister: "list",
+    Watcher: "watch",
+    Creater: "create",
+    Updater: "update",
+    Patcher: "patch",
+    Applier: "patch",
+    Deleter: "delete",
+    CollectionDeleter: "deletecollection",
+}
+"""The Kubernetes verb each capability serves (apply is a patch)."""
 
 
 class ResourceHandler:

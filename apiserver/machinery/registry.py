@@ -24,6 +24,7 @@ from ..api.field import FieldError
 from ..api.meta import KindModel
 from ..api.metavalidation import validate_object_meta
 from ..storage import (
+    KeyExistsError,
     KeyNotFoundError,
     PreconditionFailedError,
     StorageError,
@@ -284,11 +285,50 @@ class Registry(StoreReader):
             if existing is not None:
                 raise errors.already_exists(self.resource.plural, self.resource.group, name)
             return WriteResult(unstored(obj), 201, warnings)
+        key = self._key(namespace, name)
+        exclusive = self.strategy.exclusive_keys(obj)
         try:
-            stored = await self.store.create(self._key(namespace, name), obj)
+            if exclusive:
+                stored, *_ = await self.store.create_many(
+                    [(key, obj), *((k.key, k.value) for k in exclusive)]
+                )
+            else:
+                stored = await self.store.create(key, obj)
+        except KeyExistsError as err:
+            taken = next((k for k in exclusive if k.key == err.key), None)
+            if taken is None:
+                raise self._storage_error(err, name) from err
+            raise errors.StatusError(
+                409,
+                "Conflict",
+                f'{self.resource.kind} "{name}" cannot be created: {taken.description}'
+                " is already held",
+                details={
+                    "name": name,
+                    "group": self.resource.group,
+                    "kind": self.resource.plural,
+                    "causes": [
+                        {
+                            "reason": "FieldValueDuplicate",
+                            "message": f"{taken.description} is already held",
+                            "field": taken.field,
+                        }
+                    ],
+                },
+            ) from err
         except StorageError as err:
             raise self._storage_error(err, name) from err
         return WriteResult(stored, 201, warnings)
+
+    async def _remove(self, current: StoredObject) -> StoredObject:
+        """Delete the stored object at its revision, with the keys it holds alone."""
+        exclusive = self.strategy.exclusive_keys(current.obj)
+        if not exclusive:
+            return await self.store.delete(current.key, expected_revision=current.revision)
+        deleted, *_ = await self.store.delete_many(
+            [(current.key, current.revision), *((k.key, None) for k in exclusive)]
+        )
+        return deleted
 
     # -- update, patch, apply ----------------------------------------------------
 
@@ -528,6 +568,7 @@ class Registry(StoreReader):
         new = update.carry_over(old, new)
         old_model = self._model(old)
         _, warnings = self._parse(new, opts, lambda m: update.validate_update(m, old_model))
+        self._check_exclusive_keys_kept(old, new)
         old_finalizers = set(meta.get("finalizers") or [])
         new_finalizers = set(new["metadata"].get("finalizers") or [])
         if meta.get("deletionTimestamp") and not new_finalizers <= old_finalizers:
@@ -560,12 +601,23 @@ class Registry(StoreReader):
         if new["metadata"].get("deletionTimestamp") and not new_finalizers:
             # The last finalizer is gone: the object goes now (watchers see MODIFIED, DELETED).
             try:
-                await self.store.delete(key, expected_revision=stored.revision)
+                await self._remove(stored)
             except (KeyNotFoundError, PreconditionFailedError):
                 pass
             except StorageError as err:
                 raise self._storage_error(err, name) from err
         return WriteResult(stored, 200, warnings)
+
+    def _check_exclusive_keys_kept(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        before = {(k.key, k.field) for k in self.strategy.exclusive_keys(old)}
+        after = self.strategy.exclusive_keys(new)
+        changed = [k for k in after if (k.key, k.field) not in before]
+        if changed or len(after) != len(before):
+            field = changed[0].field if changed else "spec"
+            raise self._invalid(
+                old["metadata"]["name"],
+                [fielderr.invalid(field, None, "field is immutable: it holds an exclusive key")],
+            )
 
     # -- delete --------------------------------------------------------------------
 
@@ -613,8 +665,10 @@ class Registry(StoreReader):
             if opts.dry_run:
                 return WriteResult(current, 200, deleted=True)
             try:
-                deleted = await self.store.delete(current.key, expected_revision=current.revision)
-            except PreconditionFailedError:
+                deleted = await self._remove(current)
+            except PreconditionFailedError as err:
+                if err.key != current.key:
+                    raise self._storage_error(err, name) from err
                 continue
             except StorageError as err:
                 raise self._storage_error(err, name) from err

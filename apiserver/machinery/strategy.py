@@ -9,6 +9,7 @@ storage code belongs in a strategy.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from ..api.field import FieldError
@@ -19,6 +20,21 @@ from .selectors import FieldGetter
 from .table import AGE_COLUMN, NAME_COLUMN, Column, string_at
 
 M = TypeVar("M", bound=KindModel)
+
+
+@dataclass(frozen=True)
+class ExclusiveKey:
+    """A storage key an object holds alone while it exists (a device it reserves): created
+    with the object in one transaction, so that of two objects wanting it only one is
+    stored, and deleted with it."""
+
+    key: str
+    value: dict[str, Any]
+    """What the key holds: who holds it, for whoever looks."""
+    field: str
+    """The field of the object that asks for it, for the Conflict's cause."""
+    description: str
+    """What it is, for the Conflict's message (``device gpu.example.com/node-1/gpu-0``)."""
 
 
 class Strategy(Generic[M]):
@@ -86,6 +102,11 @@ class Strategy(Generic[M]):
 
     def validate_status(self, obj: M) -> list[FieldError]:
         """Validate what the status subresource may write."""
+        return []
+
+    def exclusive_keys(self, obj: dict[str, Any]) -> list[ExclusiveKey]:
+        """The keys a valid object holds alone (none by default). They must follow from
+        fields an update cannot change: they are taken on create and freed on delete."""
         return []
 
     def validate_status_update(self, new: M, old: M) -> list[FieldError]:

@@ -20,7 +20,9 @@ from ..auth import (
     read_token_file,
 )
 from ..kinds import SystemNamespaces
-from ..machinery.resource import VERBS
+from ..kinds.devicereservation import DeviceReservationStrategy
+from ..machinery.review import ReviewStrategy
+from ..reservations import ReservationService
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
@@ -129,7 +131,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             prefixes=[
                 s.resource.key_prefix()
                 for s in StandaloneCluster.kinds(options.group)
-                if s.verbs == VERBS
+                if not isinstance(s, ReviewStrategy)
             ],
             window=options.watch_history,
         )
@@ -152,7 +154,11 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         ),
     )
     metrics = CollectorRegistry()
-    services: list[Service] = [cluster, SystemNamespaces(store), devices]
+    reservations = ReservationService(
+        cluster.registry(DeviceReservationStrategy.for_group(options.group).resource),
+        cluster.sources.claims,
+    )
+    services: list[Service] = [cluster, SystemNamespaces(store), devices, reservations]
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl

@@ -30,9 +30,10 @@ prefix (their objects are mostly shared with the map). A watcher that falls more
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from ..tasks import BackgroundTask
@@ -143,7 +144,10 @@ class _PrefixCache:
         self._notify()
 
     def _apply(self, event: WatchEvent) -> None:
-        if event.revision <= self.revision:
+        # One transaction may change several keys at one revision (etcd): an event at the
+        # cache's own revision is the next key of that transaction, never a repeat, since a
+        # list or a resumed watch ends or starts at a whole revision.
+        if event.revision < self.revision:
             return
         key = event.object.key
         if event.type is EventType.DELETED:
@@ -296,6 +300,16 @@ class WatchCache:
 
     async def delete(self, key: str, *, expected_revision: int | None) -> StoredObject:
         return await self.backend.delete(key, expected_revision=expected_revision)
+
+    async def create_many(
+        self, items: Sequence[tuple[str, dict[str, Any]]]
+    ) -> builtins.list[StoredObject]:
+        return await self.backend.create_many(items)
+
+    async def delete_many(
+        self, items: Sequence[tuple[str, int | None]]
+    ) -> builtins.list[StoredObject]:
+        return await self.backend.delete_many(items)
 
     async def compact(self, revision: int) -> None:
         await self.backend.compact(revision)

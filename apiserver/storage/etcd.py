@@ -24,12 +24,13 @@ Every call has a short deadline and every transport failure is a
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import ipaddress
 import logging
 import re
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +47,15 @@ from .errors import (
     StorageError,
     StorageUnavailableError,
 )
-from .interface import EventType, ListPage, StoredObject, Watch, WatchEvent, prefix_end
+from .interface import (
+    EventType,
+    ListPage,
+    StoredObject,
+    Watch,
+    WatchEvent,
+    check_distinct,
+    prefix_end,
+)
 
 log = logging.getLogger("apiserver.storage.etcd")
 
@@ -431,6 +440,75 @@ class EtcdStore:
             raise self._failed(key, expected_revision, response)
         prev = response.responses[0].response_delete_range.prev_kvs[0]
         return self._stored(prev, response.header.revision)
+
+    async def create_many(
+        self, items: Sequence[tuple[str, dict[str, Any]]]
+    ) -> builtins.list[StoredObject]:
+        check_distinct([key for key, _ in items])
+        if not items:
+            return []
+        values = [encode(obj) for _, obj in items]
+        ekeys = [self._key(key) for key, _ in items]
+        request = rpc.TxnRequest(
+            compare=[
+                rpc.Compare(
+                    key=ekey, target=rpc.Compare.CREATE, result=rpc.Compare.EQUAL, create_revision=0
+                )
+                for ekey in ekeys
+            ],
+            success=[
+                rpc.RequestOp(request_put=rpc.PutRequest(key=ekey, value=value))
+                for ekey, value in zip(ekeys, values, strict=True)
+            ],
+            failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=ekey)) for ekey in ekeys],
+        )
+        response = await self._call(self._kv.Txn, request)
+        self._seen(response.header.revision)
+        if not response.succeeded:
+            for (key, _), answer in zip(items, response.responses, strict=True):
+                if answer.response_range.kvs:
+                    raise KeyExistsError(key)
+            raise StorageError(items[0][0], "etcd refused the transaction")
+        revision = response.header.revision
+        stored = []
+        for (key, obj), value in zip(items, values, strict=True):
+            obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+            stored.append(StoredObject(key, revision, with_revision(value, revision), obj))
+        return stored
+
+    async def delete_many(
+        self, items: Sequence[tuple[str, int | None]]
+    ) -> builtins.list[StoredObject]:
+        check_distinct([key for key, _ in items])
+        if not items:
+            return []
+        ekeys = [self._key(key) for key, _ in items]
+        request = rpc.TxnRequest(
+            compare=[
+                self._precondition(ekey, expected)
+                for ekey, (_, expected) in zip(ekeys, items, strict=True)
+            ],
+            success=[
+                rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(key=ekey, prev_kv=True))
+                for ekey in ekeys
+            ],
+            failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=ekey)) for ekey in ekeys],
+        )
+        response = await self._call(self._kv.Txn, request)
+        self._seen(response.header.revision)
+        if not response.succeeded:
+            for (key, expected), answer in zip(items, response.responses, strict=True):
+                kvs = answer.response_range.kvs
+                if not kvs:
+                    raise KeyNotFoundError(key)
+                if expected is not None and kvs[0].mod_revision != expected:
+                    raise PreconditionFailedError(key, expected, kvs[0].mod_revision)
+            raise StorageError(items[0][0], "etcd refused the transaction")
+        revision = response.header.revision
+        return [
+            self._stored(answer.response_delete_range.prev_kvs[0], revision)
+            for answer in response.responses
+        ]
 
     # -- compaction --------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ parsed form computed lazily, so hot read paths never re-encode an object.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -161,9 +161,32 @@ class Store(ReadableStore, Protocol):
         """Remove an object; returns its last state stamped with the deletion revision."""
         ...
 
+    async def create_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> list[StoredObject]:
+        """Store several new objects atomically: all of them, or none if any key exists
+        (KeyExistsError names the first such key, in the order given). Returns them in that
+        order. Revisions are those of one transaction: etcd gives every key the same one,
+        SQLite consecutive ones; either way no other write falls between them."""
+        ...
+
+    async def delete_many(self, items: Sequence[tuple[str, int | None]]) -> list[StoredObject]:
+        """Remove several objects atomically, each if still at its expected revision (None:
+        any): all of them, or none, raising the error of the first key that fails
+        (KeyNotFoundError, PreconditionFailedError). Returns their last states, stamped
+        with the deletion revision, in the order given."""
+        ...
+
     async def compact(self, revision: int) -> None:
         """Drop history before ``revision``; reads and watches from older ones are gone."""
         ...
+
+
+def check_distinct(keys: Sequence[str]) -> None:
+    """A multi-key write names each key once (ValueError otherwise)."""
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            raise ValueError(f"{key} is listed twice in one write")
+        seen.add(key)
 
 
 def prefix_end(prefix: str) -> str:

@@ -22,7 +22,7 @@ import builtins
 import queue
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +44,7 @@ from .interface import (
     ListPage,
     StoredObject,
     WatchEvent,
+    check_distinct,
     prefix_end,
     set_resource_version,
 )
@@ -67,14 +68,20 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) 
 T = TypeVar("T")
 
 
+_Changes = list[tuple[StoredObject, WatchEvent]]
+"""What one write stored, one entry per key, at consecutive revisions."""
+_Apply = Callable[[sqlite3.Connection, int], _Changes | None]
+
+
 @dataclass
 class _Write:
-    """A queued write: ``apply`` runs on the writer thread inside the batch transaction."""
+    """A queued write: ``apply`` runs on the writer thread inside the batch transaction,
+    given the first revision it may use; it uses one per key it changes."""
 
-    apply: Callable[[sqlite3.Connection, int], tuple[StoredObject, WatchEvent] | None]
-    future: asyncio.Future[StoredObject | None]
-    result: StoredObject | BaseException | None = None
-    event: WatchEvent | None = field(default=None)
+    apply: _Apply
+    future: asyncio.Future[list[StoredObject]]
+    result: list[StoredObject] | BaseException = field(default_factory=list)
+    events: list[WatchEvent] = field(default_factory=list)
 
 
 class SQLiteStore:
@@ -240,10 +247,11 @@ class SQLiteStore:
             for write in batch:
                 conn.execute("SAVEPOINT w")
                 try:
-                    outcome = write.apply(conn, revision + 1)
-                    if outcome is not None:
-                        write.result, write.event = outcome
-                        revision += 1
+                    changes = write.apply(conn, revision + 1)
+                    if changes is not None:
+                        write.result = [stored for stored, _ in changes]
+                        write.events = [event for _, event in changes]
+                        revision += len(changes)
                     conn.execute("RELEASE w")
                 except (StorageError, ValueError, TypeError) as exc:
                     # One bad write (a failed precondition, an unencodable object) fails
@@ -265,11 +273,7 @@ class SQLiteStore:
         self._compacted = self._pending_compacted
         # Events are published in revision order before any writer is told it succeeded,
         # so a client that saw its write acknowledged can watch from its revision.
-        events = [
-            w.event
-            for w in batch
-            if w.event is not None and not isinstance(w.result, BaseException)
-        ]
+        events = [e for w in batch if not isinstance(w.result, BaseException) for e in w.events]
         self._loop.call_soon_threadsafe(self._publish, events)
         for write in batch:
             self._loop.call_soon_threadsafe(_settle, write.future, write.result)
@@ -291,20 +295,17 @@ class SQLiteStore:
             (revision,),
         )
 
-    async def _submit(
-        self, apply: Callable[[sqlite3.Connection, int], tuple[StoredObject, WatchEvent] | None]
-    ) -> StoredObject | None:
+    async def _submit(self, apply: _Apply) -> list[StoredObject]:
         if self._closed or self._loop is None:
             raise StorageUnavailableError("", "the store is not running")
-        future: asyncio.Future[StoredObject | None] = self._loop.create_future()
+        future: asyncio.Future[list[StoredObject]] = self._loop.create_future()
         self._queue.put(_Write(apply, future))
         return await future
 
     async def _write(
         self, apply: Callable[[sqlite3.Connection, int], tuple[StoredObject, WatchEvent]]
     ) -> StoredObject:
-        stored = await self._submit(apply)
-        assert stored is not None
+        (stored,) = await self._submit(lambda conn, rev: [apply(conn, rev)])
         return stored
 
     async def compact(self, revision: int) -> None:
@@ -318,19 +319,36 @@ class SQLiteStore:
     # -- writes ------------------------------------------------------------------
 
     async def create(self, key: str, obj: dict[str, Any]) -> StoredObject:
-        def apply(conn: sqlite3.Connection, rev: int) -> tuple[StoredObject, WatchEvent]:
-            if conn.execute("SELECT 1 FROM current WHERE key = ?", (key,)).fetchone():
-                raise KeyExistsError(key)
-            set_resource_version(obj, rev)
-            raw = orjson.dumps(obj)
-            conn.execute(
-                "INSERT INTO log(rev, key, event, value) VALUES (?, ?, 0, ?)", (rev, key, raw)
-            )
-            conn.execute("INSERT INTO current(key, rev) VALUES (?, ?)", (key, rev))
-            stored = StoredObject(key, rev, raw, obj)
-            return stored, WatchEvent(EventType.ADDED, stored)
+        return await self._write(lambda conn, rev: self._insert(conn, rev, key, obj))
 
-        return await self._write(apply)
+    async def create_many(
+        self, items: Sequence[tuple[str, dict[str, Any]]]
+    ) -> builtins.list[StoredObject]:
+        check_distinct([key for key, _ in items])
+        if not items:
+            return []
+
+        def apply(conn: sqlite3.Connection, rev: int) -> _Changes:
+            # Check every key first, so the error names the first one taken.
+            for key, _ in items:
+                if conn.execute("SELECT 1 FROM current WHERE key = ?", (key,)).fetchone():
+                    raise KeyExistsError(key)
+            return [self._insert(conn, rev + i, key, obj) for i, (key, obj) in enumerate(items)]
+
+        return await self._submit(apply)
+
+    @staticmethod
+    def _insert(
+        conn: sqlite3.Connection, rev: int, key: str, obj: dict[str, Any]
+    ) -> tuple[StoredObject, WatchEvent]:
+        if conn.execute("SELECT 1 FROM current WHERE key = ?", (key,)).fetchone():
+            raise KeyExistsError(key)
+        set_resource_version(obj, rev)
+        raw = orjson.dumps(obj)
+        conn.execute("INSERT INTO log(rev, key, event, value) VALUES (?, ?, 0, ?)", (rev, key, raw))
+        conn.execute("INSERT INTO current(key, rev) VALUES (?, ?)", (key, rev))
+        stored = StoredObject(key, rev, raw, obj)
+        return stored, WatchEvent(EventType.ADDED, stored)
 
     async def update(
         self, key: str, obj: dict[str, Any], *, expected_revision: int | None
@@ -350,20 +368,40 @@ class SQLiteStore:
         return await self._write(apply)
 
     async def delete(self, key: str, *, expected_revision: int | None) -> StoredObject:
-        def apply(conn: sqlite3.Connection, rev: int) -> tuple[StoredObject, WatchEvent]:
-            prev = self._current(conn, key, expected_revision)
-            last = prev.copy()
-            set_resource_version(last, rev)
-            raw = orjson.dumps(last)
-            conn.execute(
-                "INSERT INTO log(rev, key, event, prev_rev, value) VALUES (?, ?, 2, ?, ?)",
-                (rev, key, prev.revision, raw),
-            )
-            conn.execute("DELETE FROM current WHERE key = ?", (key,))
-            stored = StoredObject(key, rev, raw, last)
-            return stored, WatchEvent(EventType.DELETED, stored, prev)
+        return await self._write(lambda conn, rev: self._remove(conn, rev, key, expected_revision))
 
-        return await self._write(apply)
+    async def delete_many(
+        self, items: Sequence[tuple[str, int | None]]
+    ) -> builtins.list[StoredObject]:
+        check_distinct([key for key, _ in items])
+        if not items:
+            return []
+
+        def apply(conn: sqlite3.Connection, rev: int) -> _Changes:
+            # Check every precondition first, so the error is that of the first key.
+            for key, expected in items:
+                self._current(conn, key, expected)
+            return [
+                self._remove(conn, rev + i, key, expected)
+                for i, (key, expected) in enumerate(items)
+            ]
+
+        return await self._submit(apply)
+
+    def _remove(
+        self, conn: sqlite3.Connection, rev: int, key: str, expected: int | None
+    ) -> tuple[StoredObject, WatchEvent]:
+        prev = self._current(conn, key, expected)
+        last = prev.copy()
+        set_resource_version(last, rev)
+        raw = orjson.dumps(last)
+        conn.execute(
+            "INSERT INTO log(rev, key, event, prev_rev, value) VALUES (?, ?, 2, ?, ?)",
+            (rev, key, prev.revision, raw),
+        )
+        conn.execute("DELETE FROM current WHERE key = ?", (key,))
+        stored = StoredObject(key, rev, raw, last)
+        return stored, WatchEvent(EventType.DELETED, stored, prev)
 
     @staticmethod
     def _current(conn: sqlite3.Connection, key: str, expected: int | None) -> StoredObject:
@@ -507,7 +545,7 @@ def _point_read(conn: sqlite3.Connection, key: str) -> Any:
 
 
 def _settle(
-    future: asyncio.Future[StoredObject | None], result: StoredObject | BaseException | None
+    future: asyncio.Future[list[StoredObject]], result: list[StoredObject] | BaseException
 ) -> None:
     if future.done():
         return

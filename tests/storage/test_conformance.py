@@ -489,6 +489,155 @@ async def test_concurrent_creates_of_one_name_admit_exactly_one(store: Store) ->
     assert got.obj["n"] == winners[0].obj["n"]
 
 
+# -- multi-key writes: all or none ------------------------------------------------------------
+
+LOCKS = "/test/locks/"
+
+
+async def test_create_many_stores_every_key_in_one_transaction(store: Store) -> None:
+    start = await store.current_revision()
+    created = await store.create_many(
+        [(key("a"), item("a", 1)), (LOCKS + "x", item("x")), (LOCKS + "y", item("y"))]
+    )
+    assert [s.key for s in created] == [key("a"), LOCKS + "x", LOCKS + "y"]
+    assert [s.obj["metadata"]["resourceVersion"] for s in created] == [
+        str(s.revision) for s in created
+    ]
+    # One transaction: nothing else between its revisions, which end at the store's head.
+    revisions = [s.revision for s in created]
+    assert revisions == sorted(revisions)
+    assert start < revisions[0]
+    assert revisions[-1] - revisions[0] <= len(created) - 1
+    assert await store.current_revision() == revisions[-1]
+    for stored in created:
+        got = await store.get(stored.key)
+        assert got is not None
+        assert got.revision == stored.revision
+
+
+async def test_create_many_with_one_key_taken_stores_nothing(store: Store) -> None:
+    taken = await store.create(LOCKS + "y", item("y", 7))
+    with pytest.raises(KeyExistsError) as info:
+        await store.create_many(
+            [(key("a"), item("a")), (LOCKS + "x", item("x")), (LOCKS + "y", item("y"))]
+        )
+    assert info.value.key == LOCKS + "y"
+    assert await store.get(key("a")) is None
+    assert await store.get(LOCKS + "x") is None
+    got = await store.get(LOCKS + "y")
+    assert got is not None
+    assert (got.revision, got.obj["n"]) == (taken.revision, 7)
+    assert await store.current_revision() == taken.revision
+
+
+async def test_create_many_names_the_first_key_taken(store: Store) -> None:
+    await store.create(LOCKS + "z", item("z"))
+    await store.create(LOCKS + "x", item("x"))
+    with pytest.raises(KeyExistsError) as info:
+        await store.create_many([(LOCKS + "x", item("x")), (LOCKS + "z", item("z"))])
+    assert info.value.key == LOCKS + "x"
+
+
+async def test_multi_key_writes_refuse_a_key_listed_twice(store: Store) -> None:
+    with pytest.raises(ValueError, match="twice"):
+        await store.create_many([(key("a"), item("a")), (key("a"), item("a"))])
+    with pytest.raises(ValueError, match="twice"):
+        await store.delete_many([(key("a"), None), (key("a"), None)])
+    assert await store.get(key("a")) is None
+
+
+async def test_delete_many_removes_every_key_at_its_revision(store: Store) -> None:
+    a, x = await store.create_many([(key("a"), item("a", 1)), (LOCKS + "x", item("x", 2))])
+    deleted = await store.delete_many([(key("a"), a.revision), (LOCKS + "x", None)])
+    assert [(d.key, d.obj["n"]) for d in deleted] == [(key("a"), 1), (LOCKS + "x", 2)]
+    assert all(d.revision > x.revision for d in deleted)
+    assert [d.obj["metadata"]["resourceVersion"] for d in deleted] == [
+        str(d.revision) for d in deleted
+    ]
+    assert await store.get(key("a")) is None
+    assert await store.get(LOCKS + "x") is None
+    assert await store.current_revision() == deleted[-1].revision
+
+
+@pytest.mark.parametrize("failure", ["missing", "stale"])
+async def test_delete_many_with_one_failing_key_deletes_nothing(store: Store, failure: str) -> None:
+    a, x = await store.create_many([(key("a"), item("a")), (LOCKS + "x", item("x"))])
+    if failure == "missing":
+        items = [(key("a"), a.revision), (LOCKS + "x", None), (LOCKS + "gone", None)]
+        error: type[Exception] = KeyNotFoundError
+    else:
+        items = [(key("a"), a.revision), (LOCKS + "x", x.revision - 1)]
+        error = PreconditionFailedError
+    with pytest.raises(error) as info:
+        await store.delete_many(items)
+    assert info.value.key == items[-1][0]
+    assert await store.get(key("a")) is not None
+    assert await store.get(LOCKS + "x") is not None
+    assert await store.current_revision() == x.revision
+
+
+async def test_watch_sees_every_key_of_a_multi_key_write(store: Store) -> None:
+    start = await store.current_revision()
+    await store.create(LOCKS + "warm", item("warm"))
+    # A get warms the cache of the prefix first, so events arrive through it.
+    assert await store.get(LOCKS + "warm") is not None
+    watch = store.watch(LOCKS, start)
+    events = aiter(watch)
+    try:
+        assert (await next_event(events)).object.key == LOCKS + "warm"
+        created = await store.create_many(
+            [(LOCKS + "x", item("x")), (LOCKS + "y", item("y")), (key("a"), item("a"))]
+        )
+        added = await collect(events, 2)
+        assert [(e.type, e.object.key, e.revision) for e in added] == [
+            (EventType.ADDED, LOCKS + "x", created[0].revision),
+            (EventType.ADDED, LOCKS + "y", created[1].revision),
+        ]
+        await eventually(lambda: _listed(store, LOCKS, {"warm", "x", "y"}))
+        deleted = await store.delete_many([(LOCKS + "x", None), (LOCKS + "y", None)])
+        gone = await collect(events, 2)
+        assert [(e.type, e.object.key, e.revision) for e in gone] == [
+            (EventType.DELETED, LOCKS + "x", deleted[0].revision),
+            (EventType.DELETED, LOCKS + "y", deleted[1].revision),
+        ]
+        await eventually(lambda: _listed(store, LOCKS, {"warm"}))
+    finally:
+        await watch.close()
+
+
+async def _listed(store: Store, prefix: str, names: set[str]) -> bool:
+    page = await store.list(prefix)
+    return {s.obj["metadata"]["name"] for s in page.items} == names
+
+
+async def test_concurrent_multi_key_creates_never_share_a_key(store: Store) -> None:
+    """Forty writers each want three of ten locks, in their own order: every lock is held
+    by at most one winner, and the winners' objects exist exactly when their locks do."""
+    wanted = [[(i * 3 + j) % 10 for j in range(3)][:: 1 if i % 2 else -1] for i in range(40)]
+    outcomes = await asyncio.gather(
+        *(
+            store.create_many(
+                [(key(f"r{i}"), item(f"r{i}"))]
+                + [(LOCKS + f"d{d}", item(f"d{d}", i)) for d in locks]
+            )
+            for i, locks in enumerate(wanted)
+        ),
+        return_exceptions=True,
+    )
+    winners = [i for i, o in enumerate(outcomes) if not isinstance(o, BaseException)]
+    assert winners
+    assert all(isinstance(o, KeyExistsError) for o in outcomes if isinstance(o, BaseException))
+    held = [d for i in winners for d in wanted[i]]
+    assert len(held) == len(set(held))
+    for i, locks in enumerate(wanted):
+        exists = await store.get(key(f"r{i}")) is not None
+        assert exists == (i in winners)
+        for d in locks if exists else ():
+            got = await store.get(LOCKS + f"d{d}")
+            assert got is not None
+            assert got.obj["n"] == i
+
+
 # -- what clients see: selectors, bookmarks, 410 through the registry -------------------------
 
 GROUP = "resource.k8s.io"

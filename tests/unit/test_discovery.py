@@ -74,7 +74,12 @@ def test_resource_list_of_a_group_version(discovery: Discovery) -> None:
     assert doc["kind"] == "APIResourceList"
     assert doc["groupVersion"] == f"{GROUP}/v1alpha3"
     by_name = {r["name"]: r for r in doc["resources"]}
-    assert set(by_name) == {"devices", "resourceslicepatches", "resourceslicepatches/status"}
+    assert set(by_name) == {
+        "devicereservations",
+        "devices",
+        "resourceslicepatches",
+        "resourceslicepatches/status",
+    }
     main = by_name["resourceslicepatches"]
     assert main["kind"] == "ResourceSlicePatch"
     assert main["singularName"] == "resourceslicepatch"
@@ -97,6 +102,14 @@ def test_a_read_only_resource_offers_get_list_and_watch(discovery: Discovery) ->
     entry = next(r for r in v1alpha3["resources"] if r["resource"] == "devices")
     assert entry["verbs"] == ["get", "list", "watch"]
     assert "subresources" not in entry
+
+
+def test_a_stored_kind_only_the_server_writes_offers_its_served_verbs(
+    discovery: Discovery,
+) -> None:
+    doc = orjson.loads(discovery.resource_list(GROUP, "v1alpha3") or b"")
+    reservations = next(r for r in doc["resources"] if r["name"] == "devicereservations")
+    assert reservations["verbs"] == ["delete", "get", "list", "watch"]
 
 
 def test_namespaced_resource_and_categories(discovery: Discovery) -> None:

@@ -1,0 +1,156 @@
+"""Deletes reservations that no longer need to exist: lapsed ones (past
+``expirationTime``), and those whose claims now hold the reserved devices through a stored
+allocation (the committed claim status replaces the reservation, DESIGN §8).
+
+A sweep over the reservations (a handful: only allocations in flight) runs whenever a
+reservation or a claim changes, and at the next expiration; each reservation due goes into
+a coalescing work queue, and one worker deletes them, paced by a token bucket, with the uid
+as precondition (a new reservation under the same name is not touched). Every replica runs
+one; a reservation another replica deleted first is simply gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from ..kinds.devicereservation import device_ids, expiration
+from ..machinery import errors
+from ..machinery.registry import DeleteOptions, Registry
+from ..sources import Source, SourceEvent
+from ..tasks import BackgroundTask
+from ..toolkit import CoalescingQueue, TokenBucket, run_worker
+from .held import DeviceID, HeldDevices, lapsed
+
+log = logging.getLogger("apiserver.reservations")
+
+
+def allocated_devices_of(claim: dict[str, Any]) -> set[DeviceID]:
+    """The devices of a claim's stored allocation (``status.allocation.devices.results``)."""
+    allocation = (claim.get("status") or {}).get("allocation")
+    if not isinstance(allocation, dict):
+        return set()
+    results = (allocation.get("devices") or {}).get("results") or []
+    return {
+        (r["driver"], r["pool"], r["device"])
+        for r in results
+        if isinstance(r, dict)
+        and all(isinstance(r.get(k), str) for k in ("driver", "pool", "device"))
+    }
+
+
+class ReservationReleaser:
+    def __init__(
+        self,
+        held: HeldDevices,
+        claims: Source,
+        registry: Registry,
+        *,
+        rate: float = 50.0,
+        burst: int = 100,
+        interval: float = 60.0,
+    ) -> None:
+        self.held = held
+        self.reservations = held.source
+        self.claims = claims
+        self.registry = registry
+        self.interval = interval
+        self.released: dict[str, str] = {}
+        """Why each reservation this replica deleted went: ``expired`` or ``allocated``."""
+        # A reservation whose delete failed (the store away) is tried again at most once a
+        # second.
+        self._queue = CoalescingQueue(interval=1.0)
+        self._bucket = TokenBucket(rate, burst)
+        self._wakeup = asyncio.Event()
+        self._sweeper = BackgroundTask("reservation release sweep", self._sweep_loop, log)
+        self._worker = BackgroundTask(
+            "reservation release",
+            lambda: run_worker(self._queue, self._bucket, self._release, self._failed),
+            log,
+        )
+        self.reservations.add_handler(self._changed)
+        claims.add_handler(self._changed)
+
+    def _changed(self, _event: SourceEvent) -> None:
+        self._wakeup.set()
+
+    async def start(self) -> None:
+        self._worker.start()
+        self._sweeper.start()
+
+    async def close(self) -> None:
+        await self._sweeper.close()
+        await self._worker.close()
+
+    def why_due(self, obj: dict[str, Any]) -> str | None:
+        """``expired``, ``allocated`` (every device is in an allocation of one of its
+        claims), or None while the reservation still has a purpose."""
+        if lapsed(obj, self.held.now()):
+            return "expired"
+        wanted = set(device_ids(obj))
+        for claim in (obj.get("spec") or {}).get("claims") or []:
+            stored = self.claims.get(f"{claim.get('namespace')}/{claim.get('name')}")
+            if stored is None:
+                continue
+            uid = claim.get("uid")
+            if uid and (stored.get("metadata") or {}).get("uid") != uid:
+                continue  # a claim of the same name, not the one reserved for
+            wanted -= allocated_devices_of(stored)
+        return "allocated" if not wanted else None
+
+    def sweep(self) -> float:
+        """Queue every reservation that is due; the seconds until the next expiration."""
+        now = self.held.now()
+        wait = self.interval
+        for obj in self.reservations.items():
+            if self.why_due(obj) is not None:
+                self._queue.add(obj["metadata"]["name"])
+                continue
+            at = expiration(obj)
+            if at is not None:
+                wait = min(wait, (at - now).total_seconds())
+        return wait
+
+    async def _sweep_loop(self) -> None:
+        await self.reservations.wait_synced()
+        await self.claims.wait_synced()
+        while True:
+            self._wakeup.clear()
+            wait = self.sweep()
+            with contextlib.suppress(TimeoutError):
+                # A hair past the deadline, so the reservation has lapsed by then.
+                async with asyncio.timeout(max(wait, 0.0) + 0.01):
+                    await self._wakeup.wait()
+
+    async def _release(self, name: str) -> None:
+        obj = self.reservations.get(name)
+        if obj is None:
+            return
+        why = self.why_due(obj)
+        if why is None:
+            return
+        if await delete_reservation(self.registry, obj):
+            self.held.forget(name)
+            self.released[name] = why
+            log.info("released devicereservation %s: %s", name, why)
+
+    def _failed(self, name: str, exc: Exception) -> None:
+        log.warning("releasing devicereservation %s failed, will retry: %s", name, exc)
+        self._wakeup.set()
+
+
+async def delete_reservation(registry: Registry, obj: dict[str, Any]) -> bool:
+    """Delete this reservation (its uid as precondition) and the device keys it holds;
+    False if it was gone already or replaced."""
+    meta = obj.get("metadata") or {}
+    try:
+        await registry.delete(
+            None, str(meta.get("name")), DeleteOptions(precondition_uid=meta.get("uid"))
+        )
+    except errors.StatusError as err:
+        if err.code in (404, 409):
+            return False
+        raise
+    return True
