@@ -4,9 +4,11 @@
 SelectorsValid condition) and warning Events about faulty selectors, rate-limited.
 ``PoolStatusRequestController`` answers each ResourcePoolStatusRequest once from the
 ``PoolIndex`` (pools kept current from the view, the slices and the claims), and
-``RequestCleaner`` deletes requests whose time to live is over.
+``RequestCleaner`` deletes requests whose time to live is over. ``ClusterRoleAggregationController``
+writes aggregated ClusterRoles' rules; ``ensure_policy`` creates the bootstrap RBAC policy.
 """
 
+from .clusterroleaggregation import ClusterRoleAggregationController
 from .events import EventRecorder, RegistryEventRecorder, event_name
 from .patchstatus import PatchStatusController, desired_status, selectors_condition
 from .poolindex import PoolIndex, allocated_devices
@@ -27,9 +29,11 @@ from .poolsummary import (
     summarize,
 )
 from .queue import CoalescingQueue, TokenBucket
+from .rbacbootstrap import ensure_policy
 from .requestcleanup import RequestCleaner, deadline
 
 __all__ = [
+    "ClusterRoleAggregationController",
     "CoalescingQueue",
     "DeviceFacts",
     "EventRecorder",
@@ -46,6 +50,7 @@ __all__ = [
     "deadline",
     "desired_status",
     "device_facts",
+    "ensure_policy",
     "event_name",
     "failed_status",
     "is_processed",

@@ -9,6 +9,12 @@ from ..machinery.strategy import Strategy
 from .device import DeviceStrategy
 from .deviceclass import DeviceClassStrategy
 from .event import EventStrategy
+from .rbac import (
+    ClusterRoleBindingStrategy,
+    ClusterRoleStrategy,
+    RoleBindingStrategy,
+    RoleStrategy,
+)
 from .resourceclaim import ResourceClaimStrategy
 from .resourceclaimtemplate import ResourceClaimTemplateStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
@@ -29,11 +35,15 @@ def strategies(group: str = DRA_GROUP, *, standalone: bool = True) -> list[Strat
 
 
 def standalone_strategies() -> list[Strategy[Any]]:
-    """Kinds served only standalone: core v1 Events and (with their issue) the DRA v1 kinds."""
+    """Kinds served only standalone: core v1 Events, the DRA v1 kinds and RBAC."""
     return [
         EventStrategy.core(),
         DeviceClassStrategy.upstream(),
         ResourceClaimStrategy.upstream(),
         ResourceClaimTemplateStrategy.upstream(),
         ResourceSliceStrategy.upstream(),
+        RoleStrategy.upstream(),
+        ClusterRoleStrategy.upstream(),
+        RoleBindingStrategy.upstream(),
+        ClusterRoleBindingStrategy.upstream(),
     ]

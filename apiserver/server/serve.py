@@ -14,6 +14,7 @@ from ..auth import (
     MASTERS,
     AllowAuthenticated,
     AuthenticatorChain,
+    Authorizer,
     TokenAuthenticator,
     admin_token,
     generate_token_file,
@@ -30,6 +31,7 @@ from .certs import ensure_serving_certs
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .poolstatus import PoolStatusOptions, PoolStatusService
+from .rbac import RBACService
 
 log = logging.getLogger("apiserver")
 
@@ -44,6 +46,7 @@ class ServeOptions:
     mode: str = "standalone"
     group: str = DRA_GROUP
     token_auth_file: str | None = None
+    authorization_mode: str = "RBAC"
     watch_history: int = 10_000
     watch_cache: bool = True
     patch_status: bool = True
@@ -144,7 +147,13 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         ),
     )
     metrics = CollectorRegistry()
-    services: list[DeviceViewService | PoolStatusService] = [devices]
+    services: list[DeviceViewService | PoolStatusService | RBACService] = []
+    authorizer: Authorizer = AllowAuthenticated()
+    if options.authorization_mode == "RBAC":
+        rbac = RBACService(store, options.group)
+        services.append(rbac)  # first: the policy is in place before anything else starts
+        authorizer = rbac.authorizer
+    services.append(devices)
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
@@ -158,7 +167,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         services=services,
         metrics=metrics,
     )
-    app = build_app(server, authenticator, AllowAuthenticated())
+    app = build_app(server, authenticator, authorizer)
     config = uvicorn.Config(
         app,
         host=options.bind_address,
