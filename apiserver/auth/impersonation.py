@@ -57,15 +57,14 @@ async def impersonate(user: UserInfo, credentials: Credentials, authorizer: Auth
         raise errors.bad_request(
             "requested impersonation of groups, uid or extra without impersonating a user"
         )
-    checks: list[RequestAttributes] = []
+    checks: list[RequestAttributes] = [_check(user, "groups", g) for g in groups]
     if name.startswith(SERVICE_ACCOUNT_PREFIX) and name.count(":") == 3:
         namespace, account = name[len(SERVICE_ACCOUNT_PREFIX) :].split(":", 1)
-        checks.append(_check(user, "serviceaccounts", account, namespace=namespace))
-        if not groups:
+        checks.insert(0, _check(user, "serviceaccounts", account, namespace=namespace))
+        if not groups:  # an account's groups follow from its name: nothing more to check
             groups = ["system:serviceaccounts", f"system:serviceaccounts:{namespace}"]
     else:
-        checks.append(_check(user, "users", name))
-    checks += [_check(user, "groups", g) for g in groups]
+        checks.insert(0, _check(user, "users", name))
     if uid is not None:
         checks.append(_check(user, "uids", uid))
     for key, values in extra.items():

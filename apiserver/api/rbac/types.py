@@ -104,7 +104,9 @@ class Subject(APIModel):
 class RoleRef(APIModel):
     """The role a binding grants; it cannot be changed once the binding exists."""
 
-    api_group: str = Field(description="rbac.authorization.k8s.io.")
+    api_group: str | None = Field(
+        None, description="rbac.authorization.k8s.io (the default when left out)."
+    )
     kind: str = Field(description="Role or ClusterRole.")
     name: str = Field(description="Name of the role.")
 
