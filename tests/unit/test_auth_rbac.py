@@ -404,10 +404,13 @@ def test_aggregation_is_transitive_and_excludes_itself() -> None:
         index.upsert(obj)
     admin = index.cluster_role_rules("admin")
     view = index.cluster_role_rules("view")
-    assert admin is not None and view is not None
-    assert view and set(view) < set(admin)  # view -> edit -> admin
+    assert admin is not None
+    assert view is not None
+    assert view
+    assert set(view) < set(admin)  # view -> edit -> admin
     edit = index.cluster_role_rules("edit")
-    assert edit is not None and set(view) < set(edit) < set(admin)
+    assert edit is not None
+    assert set(view) < set(edit) < set(admin)
     assert not any("resourcepoolstatusrequests" in r.resources for r in admin)  # KEP-5677
 
 

@@ -191,10 +191,19 @@ async def test_ensure_policy_creates_then_reconciles(store: SQLiteStore) -> None
     assert len(restored["rules"]) == 2
 
 
-async def wait_for(check: Any) -> None:
-    async with asyncio.timeout(HANG):
-        while not await check():
-            await asyncio.sleep(0.02)
+async def admin_widgets_until(store: SQLiteStore, revision: int, present: bool) -> None:
+    """Follow the stored ``admin`` ClusterRole from ``revision`` until it does (or does not)
+    grant widgets."""
+    key = ClusterRoleStrategy.upstream().resource.key(None, "admin")
+    watch = store.watch(key, revision)
+    try:
+        async with asyncio.timeout(HANG):
+            async for event in watch:
+                rules = event.object.obj.get("rules") or []
+                if any("widgets" in r.get("resources", []) for r in rules) is present:
+                    return
+    finally:
+        await watch.close()
 
 
 async def test_service_feeds_the_index_and_writes_aggregated_rules(store: SQLiteStore) -> None:
@@ -203,24 +212,18 @@ async def test_service_feeds_the_index_and_writes_aggregated_rules(store: SQLite
     try:
         assert all(service.readiness().values())
         assert isinstance(service.aggregation, ClusterRoleAggregationController)
+        assert service.index.cluster_role_rules("cluster-admin") is not None  # fed at start
         regs = service.registries
         extra = cluster_role(
             "extra-to-view",
             [{"verbs": ["get"], "apiGroups": ["example.com"], "resources": ["widgets"]}],
         )
         extra["metadata"]["labels"] = {f"{RBAC}/aggregate-to-view": "true"}
+        revision = await store.current_revision()
         await regs["ClusterRole"].create(None, extra, OPTS)
-
-        async def admin_has_widgets() -> bool:
-            admin = (await regs["ClusterRole"].get(None, "admin")).copy()
-            return any("widgets" in r.get("resources", []) for r in admin.get("rules") or [])
-
-        await wait_for(admin_has_widgets)  # view -> edit -> admin, written to the store
+        await admin_widgets_until(store, revision, present=True)  # view -> edit -> admin
+        revision = await store.current_revision()
         await regs["ClusterRole"].delete(None, "extra-to-view", DeleteOptions())
-
-        async def admin_lost_widgets() -> bool:
-            return not await admin_has_widgets()
-
-        await wait_for(admin_lost_widgets)
+        await admin_widgets_until(store, revision, present=False)
     finally:
         await service.close()
