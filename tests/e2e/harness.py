@@ -120,8 +120,8 @@ class ServerProcess:
                     == 200
                 ):
                     return self
-            except httpx.HTTPError:
-                pass
+            except (httpx.HTTPError, ssl.SSLError):
+                pass  # not listening yet, or the CA file is still being written
             time.sleep(0.1)
         raise RuntimeError(f"server not ready after {timeout}s:\n{self.log.read_text()}")
 

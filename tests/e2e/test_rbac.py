@@ -1,0 +1,229 @@
+"""RBAC through the real server: users from a token file, roles and bindings applied with
+kubectl, decisions seen as 403 ``Status`` objects worded as kube-apiserver words them,
+impersonation with ``kubectl --as``, and the KEP-5677 ``pool-status-reader`` story."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .harness import ServerProcess, start_server
+from .objects import RPSR_PATH, is_status
+
+USERS = ("grace", "bob", "judy")
+POOL_STATUS_READER = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: pool-status-reader
+rules:
+- apiGroups: ["resource.k8s.io"]
+  resources: ["resourcepoolstatusrequests"]
+  verbs: ["create", "get", "list", "delete"]
+"""
+
+
+class RBACServer:
+    def __init__(self, proc: ServerProcess, tokens: dict[str, str]) -> None:
+        self.proc = proc
+        self.tokens = tokens
+
+    def kubectl_as(self, user: str, *args: str, check: bool = True) -> str:
+        result = self.proc.kubectl(f"--token={self.tokens[user]}", *args, check=check)
+        return result.stdout if check else result.stderr
+
+    def client(self, user: str):  # type: ignore[no-untyped-def]
+        client = self.proc.client()
+        client.headers["Authorization"] = f"Bearer {self.tokens[user]}"
+        return client
+
+
+@pytest.fixture(scope="module")
+def rbac_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RBACServer]:
+    workdir = tmp_path_factory.mktemp("rbac")
+    tokens = {name: secrets.token_urlsafe(16) for name in ("admin", *USERS)}
+    lines = [f'{tokens["admin"]},admin,admin,"system:masters"']
+    lines += [f'{tokens[u]},{u},{u}-uid,"team-{u}"' for u in USERS]
+    token_file = workdir / "tokens.csv"
+    token_file.write_text("\n".join(lines) + "\n")
+    proc = start_server(workdir, ["--token-auth-file", str(token_file)])
+    try:
+        yield RBACServer(proc, tokens)
+    finally:
+        proc.stop()
+
+
+def _rpsr(name: str) -> dict[str, object]:
+    return {
+        "apiVersion": "resource.k8s.io/v1alpha1",
+        "kind": "ResourcePoolStatusRequest",
+        "metadata": {"name": name},
+        "spec": {"driver": "example.com/gpu"},
+    }
+
+
+def test_bootstrap_roles_listed_as_kubectl_lists_them(rbac_server: RBACServer) -> None:
+    roles = rbac_server.proc.kubectl("get", "clusterroles").stdout.splitlines()
+    assert roles[0].split() == ["NAME", "CREATED", "AT"]
+    names = {line.split()[0] for line in roles[1:]}
+    assert {"cluster-admin", "admin", "edit", "view", "system:basic-user"} <= names
+    bindings = rbac_server.proc.kubectl("get", "clusterrolebindings", "-o", "wide").stdout
+    header = bindings.splitlines()[0].split()
+    assert header == ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]
+    row = next(line for line in bindings.splitlines() if line.startswith("cluster-admin "))
+    assert "ClusterRole/cluster-admin" in row
+    assert "system:masters" in row
+
+
+def test_admin_role_shows_aggregated_rules(rbac_server: RBACServer) -> None:
+    admin = yaml.safe_load(
+        rbac_server.proc.kubectl("get", "clusterrole", "admin", "-o", "yaml").stdout
+    )
+    resources = {r for rule in admin["rules"] for r in rule.get("resources", [])}
+    # From system:aggregate-to-view (through view and edit) and system:aggregate-to-admin.
+    assert {"resourceclaims", "resourceslicepatches", "events", "rolebindings"} <= resources
+    assert "resourcepoolstatusrequests" not in resources  # KEP-5677: granted explicitly
+
+
+def test_user_without_bindings_gets_403_naming_verb_resource_and_user(
+    rbac_server: RBACServer,
+) -> None:
+    with rbac_server.client("bob") as client:
+        response = client.get("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims")
+        assert response.status_code == 403
+        body = response.json()
+        assert is_status(body, 403)
+        assert body["reason"] == "Forbidden"
+        assert body["message"] == (
+            'resourceclaims.resource.k8s.io is forbidden: User "bob" cannot list resource'
+            ' "resourceclaims" in API group "resource.k8s.io" in the namespace "default"'
+        )
+        # Discovery is open to every authenticated user (system:discovery).
+        assert client.get("/apis").status_code == 200
+
+
+def test_pool_status_reader_story(rbac_server: RBACServer) -> None:
+    rbac_server.proc.kubectl("apply", "-f", "-", input=POOL_STATUS_READER)
+    rbac_server.proc.kubectl(
+        "create",
+        "clusterrolebinding",
+        "grace-pool-status",
+        "--clusterrole=pool-status-reader",
+        "--user=grace",
+    )
+    name = f"story-{uuid.uuid4().hex[:8]}"
+    with rbac_server.client("grace") as client:
+        created = client.post(RPSR_PATH, json=_rpsr(name))
+        assert created.status_code == 201, created.text
+        assert client.get(f"{RPSR_PATH}/{name}").status_code == 200
+        assert client.get(RPSR_PATH).status_code == 200
+        claims = client.get("/apis/resource.k8s.io/v1/resourceclaims")
+        assert claims.status_code == 403
+        assert 'User "grace" cannot list resource "resourceclaims"' in claims.json()["message"]
+        refused = client.put(f"{RPSR_PATH}/{name}", json=client.get(f"{RPSR_PATH}/{name}").json())
+        assert refused.status_code == 403  # update is not among the role's verbs
+        assert client.delete(f"{RPSR_PATH}/{name}").status_code == 200
+    listed = rbac_server.kubectl_as("grace", "get", "resourcepoolstatusrequests")
+    assert name not in listed
+    denied = rbac_server.kubectl_as("grace", "get", "resourceclaims", "-A", check=False)
+    assert "Forbidden" in denied
+    assert 'User "grace" cannot list resource "resourceclaims"' in denied
+
+
+def test_role_binding_grants_in_its_namespace_only(rbac_server: RBACServer) -> None:
+    rbac_server.proc.kubectl(
+        "create", "rolebinding", "bob-view", "--clusterrole=view", "--user=bob", "-n", "team-a"
+    )
+    assert (
+        "No resources found"
+        in rbac_server.proc.kubectl(
+            f"--token={rbac_server.tokens['bob']}", "get", "resourceclaims", "-n", "team-a"
+        ).stderr
+    )
+    denied = rbac_server.kubectl_as("bob", "get", "resourceclaims", "-n", "team-b", check=False)
+    assert (
+        'cannot list resource "resourceclaims" in API group "resource.k8s.io" in the namespace "team-b"'
+        in denied
+    )
+
+
+def test_group_binding(rbac_server: RBACServer) -> None:
+    rbac_server.proc.kubectl(
+        "create", "clusterrolebinding", "judy-team-view", "--clusterrole=view", "--group=team-judy"
+    )
+    rbac_server.kubectl_as("judy", "get", "resourceslicepatches")
+    denied = rbac_server.kubectl_as("judy", "delete", "resourceslicepatch", "any-name", check=False)
+    assert 'User "judy" cannot delete resource "resourceslicepatches"' in denied
+
+
+def test_impersonation(rbac_server: RBACServer) -> None:
+    # system:masters may impersonate anyone; the request then runs as that user.
+    denied = rbac_server.proc.kubectl("--as=bob", "get", "deviceclasses", check=False).stderr
+    assert 'User "bob" cannot list resource "deviceclasses"' in denied
+    rbac_server.proc.kubectl("--as=bob", "--as-group=system:masters", "get", "deviceclasses")
+    # Someone without the impersonate verb is refused, naming what was asked.
+    refused = rbac_server.kubectl_as("bob", "--as=grace", "get", "deviceclasses", check=False)
+    assert (
+        'users "grace" is forbidden: User "bob" cannot impersonate resource "users" in API group'
+        ' "" at the cluster scope'
+    ) in refused
+    # Granting impersonation of one user by name allows exactly that.
+    rbac_server.proc.kubectl(
+        "create",
+        "clusterrole",
+        "impersonate-grace",
+        "--verb=impersonate",
+        "--resource=users",
+        "--resource-name=grace",
+    )
+    rbac_server.proc.kubectl(
+        "create",
+        "clusterrolebinding",
+        "bob-impersonates-grace",
+        "--clusterrole=impersonate-grace",
+        "--user=bob",
+    )
+    rbac_server.kubectl_as("bob", "--as=grace", "get", "resourcepoolstatusrequests")
+    still = rbac_server.kubectl_as("bob", "--as=judy", "get", "deviceclasses", check=False)
+    assert 'cannot impersonate resource "users"' in still
+
+
+def test_bad_rbac_objects_name_the_field_and_store_nothing(rbac_server: RBACServer) -> None:
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "bad-urls", "namespace": "default"},
+        "rules": [{"verbs": ["get"], "nonResourceURLs": ["/metrics"]}],
+    }
+    out = rbac_server.proc.kubectl("apply", "-f", "-", input=yaml.safe_dump(role), check=False)
+    assert out.returncode != 0
+    assert "rules[0].nonResourceURLs" in out.stderr
+    assert "namespaced rules cannot apply to non-resource URLs" in out.stderr
+    missing = rbac_server.proc.kubectl("get", "role", "bad-urls", "-n", "default", check=False)
+    assert "NotFound" in missing.stderr
+    binding = rbac_server.proc.kubectl(
+        "create", "clusterrolebinding", "change-me", "--clusterrole=view", "--user=x"
+    )
+    assert binding.returncode == 0
+    changed = rbac_server.proc.kubectl(
+        "patch",
+        "clusterrolebinding",
+        "change-me",
+        "--type=merge",
+        "-p",
+        '{"roleRef":{"name":"edit"}}',
+        check=False,
+    )
+    assert "cannot change roleRef" in changed.stderr
+
+
+def test_token_file_users_are_who_they_say(rbac_server: RBACServer, tmp_path: Path) -> None:
+    # An unknown token is not a user at all.
+    with rbac_server.proc.client() as client:
+        client.headers["Authorization"] = "Bearer not-a-token"
+        assert client.get("/apis").status_code == 401
