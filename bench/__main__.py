@@ -15,6 +15,7 @@ from . import (
     machine,
     mixinsize,
     poolstatus,
+    rbacbench,
     report,
     suite,
 )
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         etcdbench.SECTION,
         deviceview.SECTION,
         poolstatus.SECTION,
+        rbacbench.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -82,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     if poolstatus.SECTION in wanted:
         pool_outcome = poolstatus.run(log=lambda s: print(s, file=sys.stderr))
         results[poolstatus.SECTION] = poolstatus.render(pool_outcome, date)
+    if rbacbench.SECTION in wanted:
+        rbac_settings = rbacbench.Settings(args.rounds, args.seconds, args.warmup)
+        rbac_outcome = rbacbench.run(generator, rbac_settings)
+        results[rbacbench.SECTION] = rbacbench.render(rbac_outcome, generator.description, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0
