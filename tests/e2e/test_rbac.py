@@ -227,3 +227,39 @@ def test_token_file_users_are_who_they_say(rbac_server: RBACServer, tmp_path: Pa
     with rbac_server.proc.client() as client:
         client.headers["Authorization"] = "Bearer not-a-token"
         assert client.get("/apis").status_code == 401
+
+
+def test_roles_and_role_bindings_printed_as_kubectl_prints_them(rbac_server: RBACServer) -> None:
+    kubectl = rbac_server.proc.kubectl
+    kubectl(
+        "create",
+        "role",
+        "claim-reader",
+        "--verb=get,list",
+        "--resource=resourceclaims",
+        "-n",
+        "printing",
+    )
+    kubectl(
+        "create",
+        "rolebinding",
+        "claim-readers",
+        "--role=claim-reader",
+        "--user=bob",
+        "--group=team-x",
+        "--serviceaccount=printing:robot",
+        "-n",
+        "printing",
+    )
+    roles = kubectl("get", "roles", "-n", "printing").stdout.splitlines()
+    assert roles[0].split() == ["NAME", "CREATED", "AT"]
+    assert roles[1].split()[0] == "claim-reader"
+    wide = kubectl("get", "rolebindings", "-n", "printing", "-o", "wide").stdout.splitlines()
+    assert wide[0].split() == ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]
+    cells = wide[1].split()
+    assert cells[0:2] == ["claim-readers", "Role/claim-reader"]
+    assert cells[3:] == ["bob", "team-x", "printing:robot"]
+    # The binding grants what the Role says, in its namespace.
+    rbac_server.kubectl_as("bob", "get", "resourceclaims", "-n", "printing")
+    denied = rbac_server.kubectl_as("bob", "get", "resourceclaims", "-n", "elsewhere", check=False)
+    assert 'in the namespace "elsewhere"' in denied

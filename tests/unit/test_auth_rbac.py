@@ -430,3 +430,17 @@ def test_bootstrap_policy_lets_authenticated_users_discover_and_review_themselve
     # cluster-admin is bound to system:masters through the policy too (not only the shortcut).
     rules = authorizer.rules_for(user("root", MASTERS), "")
     assert any("*" in r.resources and "*" in r.verbs for r in rules.rules)
+
+
+def test_a_binding_whose_subjects_change_grants_to_the_new_ones_only() -> None:
+    authorizer = make_authorizer()
+    pods = "pods"
+    alice = res(user("alice"), "get", "", pods, ns="a", name="p")
+    zed = res(user("zed"), "get", "", pods, ns="a", name="p")
+    assert authorizer.decide(alice).allowed
+    assert not authorizer.decide(zed).allowed
+    authorizer.index.upsert(
+        binding("alice-pods", "ClusterRole", "pod-reader", subject("User", "zed"))
+    )
+    assert not authorizer.decide(alice).allowed
+    assert authorizer.decide(zed).allowed

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 
 from ...machinery.user import MASTERS, UserInfo
 from ..authorizer import Authorization, Decision, RequestAttributes
-from .index import Binding, RBACIndex, Subject
+from .index import Binding, RBACIndex, Subject, subject_key
 from .rules import Rule, rule_allows
 
-SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 ROLE_NOT_FOUND = 'role.rbac.authorization.k8s.io "{}" not found'
 CLUSTER_ROLE_NOT_FOUND = 'clusterrole.rbac.authorization.k8s.io "{}" not found'
 _CACHE_SIZE = 4096
@@ -42,16 +41,11 @@ class RuleSet:
 
 
 def applies_to(subject: Subject, user: UserInfo, binding_namespace: str) -> bool:
-    if subject.kind == "User":
-        return subject.name == user.name
-    if subject.kind == "Group":
-        return subject.name in user.groups
-    if subject.kind == "ServiceAccount":
-        namespace = subject.namespace or binding_namespace
-        return (
-            bool(namespace) and user.name == f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{subject.name}"
-        )
-    return False
+    key = subject_key(subject, binding_namespace)
+    if key is None:
+        return False
+    kind, name = key
+    return name == user.name if kind == "User" else name in user.groups
 
 
 class RBACAuthorizer:
@@ -105,9 +99,10 @@ class RBACAuthorizer:
             else:
                 rules.extend(granted)
 
-        for binding in self.index.cluster_role_bindings():
+        keys = [("User", user.name), *(("Group", g) for g in user.groups)]
+        for binding in self.index.cluster_role_bindings(keys):
             grant(binding)
         if namespace:
-            for binding in self.index.role_bindings(namespace):
+            for binding in self.index.role_bindings(namespace, keys):
                 grant(binding)
         return RuleSet(tuple(rules), tuple(errors))

@@ -10,7 +10,7 @@ writes the same rules into the stored object, for ``kubectl get -o yaml``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,14 +91,75 @@ def selector_matcher(selector: Any) -> Callable[[dict[str, str]], bool]:
     return matches
 
 
+SubjectKey = tuple[str, str]
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+
+
+def subject_key(subject: Subject, binding_namespace: str) -> SubjectKey | None:
+    """Who a subject names, as a user name or a group: a ServiceAccount is the user
+    ``system:serviceaccount:<ns>:<name>``, its namespace defaulting to the binding's."""
+    if subject.kind == "ServiceAccount":
+        namespace = subject.namespace or binding_namespace
+        if not namespace:
+            return None
+        return ("User", f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{subject.name}")
+    if subject.kind in ("User", "Group"):
+        return (subject.kind, subject.name)
+    return None
+
+
+class BindingSet:
+    """Bindings by name, and by the users and groups they name, so that finding a user's
+    bindings costs what the user's groups cost, not what the number of bindings costs."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, Binding] = {}
+        self._by_subject: dict[SubjectKey, dict[str, Binding]] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def put(self, binding: Binding) -> None:
+        self.remove(binding.name)
+        self._by_name[binding.name] = binding
+        for key in self._keys(binding):
+            self._by_subject.setdefault(key, {})[binding.name] = binding
+
+    def remove(self, name: str) -> None:
+        old = self._by_name.pop(name, None)
+        if old is None:
+            return
+        for key in self._keys(old):
+            named = self._by_subject.get(key)
+            if named is not None:
+                named.pop(name, None)
+                if not named:
+                    del self._by_subject[key]
+
+    def naming(self, keys: Iterable[SubjectKey]) -> list[Binding]:
+        """The bindings naming any of ``keys``, each once, in name order."""
+        found: dict[str, Binding] = {}
+        for key in keys:
+            found.update(self._by_subject.get(key) or {})
+        return [found[name] for name in sorted(found)]
+
+    def __iter__(self) -> Iterator[Binding]:
+        return iter(self._by_name.values())
+
+    @staticmethod
+    def _keys(binding: Binding) -> set[SubjectKey]:
+        keys = (subject_key(s, binding.namespace) for s in binding.subjects)
+        return {k for k in keys if k is not None}
+
+
 class RBACIndex:
     def __init__(self) -> None:
         self.generation = 0
         """Bumped on every change, so that derived caches know when they are stale."""
         self._roles: dict[tuple[str, str], tuple[Rule, ...]] = {}
         self._cluster_roles: dict[str, ClusterRoleEntry] = {}
-        self._role_bindings: dict[str, dict[str, Binding]] = {}
-        self._cluster_role_bindings: dict[str, Binding] = {}
+        self._role_bindings: dict[str, BindingSet] = {}
+        self._cluster_role_bindings = BindingSet()
         self._effective: dict[str, tuple[Rule, ...]] = {}
 
     # -- feeding ---------------------------------------------------------------------
@@ -126,18 +187,18 @@ class RBACIndex:
                 self._cluster_roles.pop(name, None)
             self._effective = {}
         elif kind == "RoleBinding":
-            bindings = self._role_bindings.setdefault(namespace, {})
+            bindings = self._role_bindings.setdefault(namespace, BindingSet())
             if present:
-                bindings[name] = Binding.from_json(obj)
+                bindings.put(Binding.from_json(obj))
             else:
-                bindings.pop(name, None)
+                bindings.remove(name)
                 if not bindings:
                     del self._role_bindings[namespace]
         elif kind == "ClusterRoleBinding":
             if present:
-                self._cluster_role_bindings[name] = Binding.from_json(obj)
+                self._cluster_role_bindings.put(Binding.from_json(obj))
             else:
-                self._cluster_role_bindings.pop(name, None)
+                self._cluster_role_bindings.remove(name)
         else:
             return
         self.generation += 1
@@ -156,11 +217,14 @@ class RBACIndex:
     def aggregated_cluster_roles(self) -> list[str]:
         return sorted(n for n, e in self._cluster_roles.items() if e.selectors is not None)
 
-    def cluster_role_bindings(self) -> Iterator[Binding]:
-        return iter(self._cluster_role_bindings.values())
+    def cluster_role_bindings(self, keys: Iterable[SubjectKey]) -> list[Binding]:
+        """The ClusterRoleBindings naming any of ``keys`` (see ``subject_key``)."""
+        return self._cluster_role_bindings.naming(keys)
 
-    def role_bindings(self, namespace: str) -> Iterator[Binding]:
-        return iter((self._role_bindings.get(namespace) or {}).values())
+    def role_bindings(self, namespace: str, keys: Iterable[SubjectKey]) -> list[Binding]:
+        """The RoleBindings of ``namespace`` naming any of ``keys``."""
+        bindings = self._role_bindings.get(namespace)
+        return bindings.naming(keys) if bindings is not None else []
 
     def _rules_of(self, name: str, visiting: frozenset[str]) -> tuple[Rule, ...]:
         cached = self._effective.get(name)
