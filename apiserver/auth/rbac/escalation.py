@@ -59,11 +59,15 @@ def rule_covers(owner: Rule, simple: Rule) -> bool:
     return (
         _has(owner.api_groups, simple.api_groups)
         and all(_resource_covered(owner.resources, r) for r in simple.resources)
-        and (
-            not owner.resource_names
-            or all(n in owner.resource_names for n in simple.resource_names)
-        )
+        and _names_covered(owner.resource_names, simple.resource_names)
     )
+
+
+def _names_covered(owner: Sequence[str], wanted: Sequence[str]) -> bool:
+    # A rule for every name is covered only by a rule for every name.
+    if not owner:
+        return True
+    return bool(wanted) and all(n in owner for n in wanted)
 
 
 def uncovered(owner: Iterable[Rule], wanted: Iterable[Rule]) -> list[Rule]:
