@@ -12,8 +12,14 @@ rule for ``*`` verbs is not covered by a rule listing every verb).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from .rules import ALL, Rule
+from ...api.rbac import RBAC_GROUP
+from ...machinery import errors
+from ...machinery.user import UserInfo
+from ..authorizer import RequestAttributes
+from .authorizer import RBACAuthorizer
+from .rules import ALL, Rule, rules_from_json
 
 
 def breakdown(rule: Rule) -> list[Rule]:
@@ -95,3 +101,99 @@ def describe(rule: Rule) -> str:
             quoted = " ".join(f'"{v}"' for v in values)
             parts.append(f"{label}:[{quoted}]")
     return "{" + ", ".join(parts) + "}"
+
+
+FULL_AUTHORITY = (Rule(("*",), ("*",), ("*",)), Rule(("*",), non_resource_urls=("*",)))
+_PLURALS = {
+    "Role": "roles",
+    "ClusterRole": "clusterroles",
+    "RoleBinding": "rolebindings",
+    "ClusterRoleBinding": "clusterrolebindings",
+}
+
+
+class EscalationGuard:
+    """Refuses a write of an RBAC object that grants more than the writer holds.
+
+    ``check`` is called with a valid object about to be stored and who writes it; it
+    raises a 403 ``StatusError`` worded as kube-apiserver words it. In-process writes (no
+    user name: the bootstrap policy, the aggregation controller) are never refused.
+    """
+
+    def __init__(self, authorizer: RBACAuthorizer) -> None:
+        self.authorizer = authorizer
+
+    async def check(self, obj: dict[str, Any], user: UserInfo) -> None:
+        kind = str(obj.get("kind", ""))
+        if kind not in _PLURALS or not user.name:
+            return
+        if not self.authorizer.superuser_groups.isdisjoint(user.groups):
+            return
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name", ""))
+        namespace = str(meta.get("namespace") or "") if kind.startswith("Role") else ""
+        held = self.authorizer.rules_for(user, namespace)
+        if kind in ("Role", "ClusterRole"):
+            if await self._may(user, "escalate", _PLURALS[kind], name, namespace):
+                return
+            if kind == "ClusterRole" and obj.get("aggregationRule") is not None:
+                if uncovered(held.rules, FULL_AUTHORITY):
+                    raise _forbidden(
+                        kind,
+                        name,
+                        "must have cluster-admin privileges to write aggregated clusterroles",
+                    )
+                return
+            wanted = rules_from_json(obj.get("rules"))
+        else:
+            ref = obj.get("roleRef") or {}
+            ref_kind, ref_name = str(ref.get("kind", "")), str(ref.get("name", ""))
+            if await self._may(user, "bind", _PLURALS.get(ref_kind, ""), ref_name, namespace):
+                return
+            granted = (
+                self.authorizer.index.role_rules(namespace, ref_name)
+                if ref_kind == "Role"
+                else self.authorizer.index.cluster_role_rules(ref_name)
+            )
+            if granted is None:
+                raise _forbidden(
+                    kind, name, f'{ref_kind.lower()}.{RBAC_GROUP} "{ref_name}" not found'
+                )
+            wanted = granted
+        missing = uncovered(held.rules, wanted)
+        if missing:
+            groups = " ".join(f'"{g}"' for g in user.groups)
+            message = (
+                f'user "{user.name}" (groups=[{groups}]) is attempting to grant RBAC permissions'
+                " not currently held:\n" + "\n".join(describe(m) for m in missing)
+            )
+            if held.errors:
+                message += f"; resolution errors: [{', '.join(held.errors)}]"
+            raise _forbidden(kind, name, message)
+
+    async def _may(
+        self, user: UserInfo, verb: str, resource: str, name: str, namespace: str
+    ) -> bool:
+        decision = await self.authorizer.authorize(
+            RequestAttributes(
+                user=user,
+                verb=verb,
+                resource_request=True,
+                namespace=namespace,
+                api_group=RBAC_GROUP,
+                api_version="v1",
+                resource=resource,
+                name=name,
+            )
+        )
+        return decision.allowed
+
+
+def _forbidden(kind: str, name: str, message: str) -> errors.StatusError:
+    plural = _PLURALS[kind]
+    return errors.StatusError(
+        403,
+        "Forbidden",
+        f'{plural}.{RBAC_GROUP} "{name}" is forbidden: {message}',
+        details={"name": name, "group": RBAC_GROUP, "kind": plural},
+    )
