@@ -28,6 +28,37 @@ rules:
 """
 
 
+STORY_BINDINGS = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: grace-pool-status
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: pool-status-reader}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: grace}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: bob-view
+  namespace: team-a
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: judy-team-view
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-judy}]
+"""
+
+
+def _grant_story_roles(server: RBACServer) -> None:
+    """The KEP's role for grace, view in team-a for bob, view for judy's group (idempotent)."""
+    server.proc.kubectl("apply", "-f", "-", input=POOL_STATUS_READER)
+    server.proc.kubectl("apply", "-f", "-", input=STORY_BINDINGS)
+
+
 class RBACServer:
     def __init__(self, proc: ServerProcess, tokens: dict[str, str]) -> None:
         self.proc = proc
@@ -108,11 +139,12 @@ def test_user_without_bindings_gets_403_naming_verb_resource_and_user(
 
 
 def test_pool_status_reader_story(rbac_server: RBACServer) -> None:
+    # The KEP's ClusterRole, applied verbatim; the binding made as an administrator would.
     rbac_server.proc.kubectl("apply", "-f", "-", input=POOL_STATUS_READER)
     rbac_server.proc.kubectl(
         "create",
         "clusterrolebinding",
-        "grace-pool-status",
+        "grace-pool-status-story",
         "--clusterrole=pool-status-reader",
         "--user=grace",
     )
@@ -136,9 +168,7 @@ def test_pool_status_reader_story(rbac_server: RBACServer) -> None:
 
 
 def test_role_binding_grants_in_its_namespace_only(rbac_server: RBACServer) -> None:
-    rbac_server.proc.kubectl(
-        "create", "rolebinding", "bob-view", "--clusterrole=view", "--user=bob", "-n", "team-a"
-    )
+    _grant_story_roles(rbac_server)
     assert (
         "No resources found"
         in rbac_server.proc.kubectl(
@@ -153,9 +183,7 @@ def test_role_binding_grants_in_its_namespace_only(rbac_server: RBACServer) -> N
 
 
 def test_group_binding(rbac_server: RBACServer) -> None:
-    rbac_server.proc.kubectl(
-        "create", "clusterrolebinding", "judy-team-view", "--clusterrole=view", "--group=team-judy"
-    )
+    _grant_story_roles(rbac_server)
     rbac_server.kubectl_as("judy", "get", "resourceslicepatches")
     denied = rbac_server.kubectl_as("judy", "delete", "resourceslicepatch", "any-name", check=False)
     assert 'User "judy" cannot delete resource "resourceslicepatches"' in denied
