@@ -149,6 +149,10 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     metrics = CollectorRegistry()
     services: list[DeviceViewService | PoolStatusService | RBACService] = []
     authorizer: Authorizer = AllowAuthenticated()
+    if options.authorization_mode not in ("RBAC", "AlwaysAllow"):
+        raise ValueError(
+            f"--authorization-mode must be RBAC or AlwaysAllow, not {options.authorization_mode!r}"
+        )
     if options.authorization_mode == "RBAC":
         rbac = RBACService(store, options.group)
         services.append(rbac)  # first: the policy is in place before anything else starts
