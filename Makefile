@@ -16,8 +16,8 @@ run: $(STAMP)
 		--storage sqlite:///data/apiserver.db --cert-dir certs --kubeconfig-out kubeconfig
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check apiserver tests bench
-	$(VENV)/bin/ruff check apiserver tests bench
+	$(VENV)/bin/ruff format --check apiserver devtools tests bench
+	$(VENV)/bin/ruff check apiserver devtools tests bench
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy apiserver

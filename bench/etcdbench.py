@@ -29,7 +29,7 @@ import orjson
 import uvloop
 from aetcd import rpc
 
-from apiserver.storage.localetcd import LocalEtcd
+from devtools.localetcd import LocalEtcd
 
 from . import report
 from .load import Generator, LoadSpec
@@ -288,7 +288,7 @@ async def _fanout(server: APIServerTarget, watchers: int, settings: Settings) ->
                     arrivals = await streams.delivered(name)
                     latencies += [(t - sent) * 1e3 for t in arrivals]
                     create_times.append((acked - sent) * 1e3)
-                    await asyncio.sleep(0.05)
+                    await asyncio.sleep(0.05)  # pacing: one event at a time, not a flood
                 latencies.sort()
                 p50s.append(percentile(latencies, 50))
                 p99s.append(percentile(latencies, 99))

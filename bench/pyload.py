@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 
 import uvloop
 
+from devtools.waiting import eventually
+
 from .load import LoadSpec
 from .objects import NAME_MARKER
 from .stats import RoundResult, percentile
@@ -26,6 +28,7 @@ class _Tally:
     def __init__(self) -> None:
         self.latencies: list[float] = []
         self.errors = 0
+        self.connected = 0
 
 
 def _request(spec: LoadSpec, host: str, path: str, name: str | None) -> bytes:
@@ -48,6 +51,7 @@ async def _connection(
         ssl.create_default_context(cafile=spec.ca) if spec.ca else ssl.create_default_context()
     )
     reader, writer = await asyncio.open_connection(host, port, ssl=context, server_hostname=host)
+    tally.connected += 1
     static = None if spec.body is not None else _request(spec, url.netloc, path, None)
     await start.wait()
     counter = 0
@@ -81,7 +85,12 @@ async def run(spec: LoadSpec) -> RoundResult:
         asyncio.create_task(_connection(spec, i, start, deadline, tally))
         for i in range(spec.connections)
     ]
-    await asyncio.sleep(0.2)  # connect and handshake before the clock starts
+    # Every connection connects and shakes hands (or fails) before the clock starts.
+    await eventually(
+        lambda: tally.connected + sum(t.done() for t in tasks) >= len(tasks),
+        "every load connection to connect",
+        timeout=60,
+    )
     began = time.perf_counter()
     deadline[0] = began + spec.duration
     start.set()

@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import json
-import signal
-import socket
 import ssl
-import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-import yaml
+
+from devtools.apiserver import admin_token, serve_command
+from devtools.process import ChildProcess, free_port, http_probe
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -31,7 +23,9 @@ class Target:
     name: str
     workdir: Path
     port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
+
+    def __post_init__(self) -> None:
+        self.process = ChildProcess(self.name, self.log, cwd=REPO)
 
     @property
     def url(self) -> str:
@@ -56,33 +50,12 @@ class Target:
         return ssl.create_default_context(cafile=str(self.ca))
 
     def start(self, timeout: float = 30.0) -> None:
-        log = open(self.log, "ab")  # noqa: SIM115 - the process owns it while it runs
-        self.proc = subprocess.Popen(self.command(), cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"{self.name} exited with {self.proc.returncode}:\n{self.log.read_text()}"
-                )
-            try:
-                if self.ca.exists():
-                    response = httpx.get(f"{self.url}/readyz", verify=self.ssl_context(), timeout=1)
-                    if response.status_code == 200:
-                        return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"{self.name} not ready after {timeout}s:\n{self.log.read_text()}")
+        self.process.start(
+            self.command(), http_probe(f"{self.url}/readyz", self.ssl_context), timeout
+        )
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
+        self.process.stop()
 
     def client(self) -> httpx.Client:
         return httpx.Client(
@@ -95,29 +68,11 @@ class APIServerTarget(Target):
     """This server, started as ``make run`` starts it, on an SQLite file in the work dir."""
 
     def command(self) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "apiserver",
-            "serve",
-            "--bind-address",
-            "127.0.0.1",
-            "--secure-port",
-            str(self.port),
-            "--storage",
-            f"sqlite:///{self.workdir / 'data' / 'apiserver.db'}",
-            "--cert-dir",
-            str(self.workdir / "certs"),
-            "--kubeconfig-out",
-            str(self.workdir / "kubeconfig"),
-            "--log-level",
-            "warning",
-        ]
+        return serve_command(self.workdir, self.port)
 
     @property
     def token(self) -> str:
-        config = yaml.safe_load((self.workdir / "kubeconfig").read_text())
-        return str(config["users"][0]["user"]["token"])
+        return admin_token(self.workdir)
 
     @property
     def headers(self) -> dict[str, str]:

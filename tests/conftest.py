@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from apiserver.storage.localetcd import LocalEtcd
+from devtools.localetcd import LocalEtcd
 
 
 @pytest.fixture(scope="session")

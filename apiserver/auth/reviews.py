@@ -24,6 +24,7 @@ from .authenticator import Authenticator
 from .authorizer import Authorizer, Decision, RequestAttributes
 from .credentials import Credentials
 from .rbac.authorizer import RuleSet
+from .rbac.rules import Rule
 
 JSON = dict[str, Any]
 
@@ -130,3 +131,10 @@ def rules_review_status(user: UserInfo, namespace: str, resolver: RuleResolver) 
     if found.errors:
         status["evaluationError"] = found.reason.removeprefix("RBAC: ")
     return status
+
+
+class EveryRule:
+    """The rules of a server that allows everything (authorization off): ``*`` on all."""
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        return RuleSet((Rule(("*",), ("*",), ("*",)), Rule(("*",), non_resource_urls=("*",))))

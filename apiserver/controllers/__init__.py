@@ -28,13 +28,11 @@ from .poolsummary import (
     slice_facts,
     summarize,
 )
-from .queue import CoalescingQueue, TokenBucket
 from .rbacbootstrap import ensure_policy
 from .requestcleanup import RequestCleaner, deadline
 
 __all__ = [
     "ClusterRoleAggregationController",
-    "CoalescingQueue",
     "DeviceFacts",
     "EventRecorder",
     "PatchStatusController",
@@ -45,7 +43,6 @@ __all__ = [
     "RegistryEventRecorder",
     "RequestCleaner",
     "SliceFacts",
-    "TokenBucket",
     "allocated_devices",
     "deadline",
     "desired_status",

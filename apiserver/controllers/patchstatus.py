@@ -28,10 +28,11 @@ from ..devices import DeviceView, PatchReport
 from ..machinery import errors
 from ..machinery.patching import MERGE_PATCH
 from ..machinery.registry import Registry, WriteOptions, now_rfc3339
+from ..machinery.status import StatusSubresource
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
+from ..toolkit import CoalescingQueue, TokenBucket, run_worker
 from .events import EventRecorder
-from .queue import CoalescingQueue, TokenBucket
 
 log = logging.getLogger("apiserver.controllers.patchstatus")
 
@@ -110,7 +111,7 @@ class PatchStatusController:
     ) -> None:
         self.view = view
         self.patches = patches
-        self.registry = registry
+        self.status = StatusSubresource(registry)
         self.events = events
         self.options = WriteOptions(field_manager=component)
         self.queue = CoalescingQueue(interval, clock)
@@ -138,16 +139,11 @@ class PatchStatusController:
 
     async def _run(self) -> None:
         await self.view.wait_synced()
-        while True:
-            name = await self.queue.get()
-            await self.bucket.acquire()
-            try:
-                await self.sync(name)
-            except Exception:
-                log.exception("patch status of %s failed; retrying", name)
-                self.queue.add(name)
-            finally:
-                self.queue.done(name)
+        await run_worker(self.queue, self.bucket, self.sync, self._failed)
+
+    def _failed(self, name: str, exc: Exception) -> None:
+        log.error("patch status of %s failed; retrying", name, exc_info=exc)
+        self.queue.add(name)
 
     async def sync(self, name: str) -> None:
         """Bring the status and Events of one patch in line with the view's report."""
@@ -164,13 +160,8 @@ class PatchStatusController:
         desired = desired_status(report, current, now_rfc3339())
         if not _same(current, desired):
             try:
-                await self.registry.patch(
-                    None,
-                    name,
-                    orjson.dumps({"status": desired}),
-                    MERGE_PATCH,
-                    self.options,
-                    subresource="status",
+                await self.status.patch(
+                    None, name, orjson.dumps({"status": desired}), MERGE_PATCH, self.options
                 )
             except errors.StatusError as err:
                 if err.code != 404:

@@ -47,12 +47,13 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from ..api.resource.resourcepoolstatusrequest import LIMIT_DEFAULT, VALIDATION_ERRORS_MAX
 from ..machinery import errors
 from ..machinery.registry import Registry, WriteOptions, now_rfc3339
+from ..machinery.status import StatusSubresource
 from ..sources import Source, SourceEvent, object_revision
 from ..storage import EventType
 from ..tasks import BackgroundTask
+from ..toolkit import CoalescingQueue, TokenBucket, run_worker
 from .poolindex import PoolIndex
 from .poolsummary import PoolSummary, clip
-from .queue import CoalescingQueue, TokenBucket
 
 log = logging.getLogger("apiserver.controllers.poolstatus")
 
@@ -158,6 +159,7 @@ class PoolStatusRequestController:
         self.index = index
         self.requests = requests
         self.registry = registry
+        self.status = StatusSubresource(registry)
         self.metrics = metrics or PoolStatusMetrics()
         self.options = WriteOptions(field_manager=component)
         self.queue = CoalescingQueue(0.0, clock)
@@ -216,25 +218,21 @@ class PoolStatusRequestController:
     async def _run(self) -> None:
         await self.index.wait_synced()
         await self.requests.wait_synced()
-        while True:
-            name = await self.queue.get()
-            await self.bucket.acquire()
-            try:
-                await self.sync(name)
-            except Exception:
-                self.metrics.errors.inc()
-                attempts = self._attempts.get(name, 0) + 1
-                self._attempts[name] = attempts
-                delay = self.error_delay * 2 ** min(attempts - 1, 6)
-                log.exception(
-                    "resourcepoolstatusrequest %s: attempt %d failed; retrying in %.1f s",
-                    name,
-                    attempts,
-                    delay,
-                )
-                self._retry_after(name, delay)
-            finally:
-                self.queue.done(name)
+        await run_worker(self.queue, self.bucket, self.sync, self._failed)
+
+    def _failed(self, name: str, exc: Exception) -> None:
+        self.metrics.errors.inc()
+        attempts = self._attempts.get(name, 0) + 1
+        self._attempts[name] = attempts
+        delay = self.error_delay * 2 ** min(attempts - 1, 6)
+        log.error(
+            "resourcepoolstatusrequest %s: attempt %d failed; retrying in %.1f s",
+            name,
+            attempts,
+            delay,
+            exc_info=exc,
+        )
+        self._retry_after(name, delay)
 
     # -- one request -------------------------------------------------------------------
 
@@ -297,7 +295,7 @@ class PoolStatusRequestController:
                 "status": status,
             }
             try:
-                await self.registry.update(None, name, body, self.options, subresource="status")
+                await self.status.update(None, name, body, self.options)
             except errors.StatusError as err:
                 if err.code == 404:
                     self._forget(name)

@@ -1,10 +1,10 @@
-"""A read-only Store over the device view, so the generic registry serves the Device kind.
+"""The device view as a readable store, so the computed Device kind is served like any other.
 
 List, get and watch come from the view's commits: each device is kept with the revision
 of the commit that last changed it (all devices carry the view's revision at sync), and a
 bounded window of recent events serves watches and lists at a recent revision (rolled
-back from the current state). Older revisions are gone (410, clients list again). Writes
-raise: the machinery answers them with 405 before they get here. Until the view has synced
+back from the current state). Older revisions are gone (410, clients list again). It has no
+writes: the Device kind is served for get, list and watch only. Until the view has synced
 every read is unavailable (503), like a store that is still starting.
 
 Objects are built when read (a few microseconds each) rather than kept, so the computed
@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import heapq
 from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import Any
 
 import orjson
 
@@ -25,7 +24,6 @@ from ..storage import (
     EventType,
     ListPage,
     RevisionCompactedError,
-    StorageError,
     StorageUnavailableError,
     StoredObject,
     WatchEvent,
@@ -181,20 +179,6 @@ class DeviceStore:
 
     def watch(self, prefix: str, revision: int) -> _DeviceWatch:
         return _DeviceWatch(self, prefix, revision)
-
-    async def create(self, key: str, obj: dict[str, Any]) -> StoredObject:
-        raise StorageError(key, "devices are computed by the server and cannot be written")
-
-    async def update(
-        self, key: str, obj: dict[str, Any], *, expected_revision: int | None
-    ) -> StoredObject:
-        raise StorageError(key, "devices are computed by the server and cannot be written")
-
-    async def delete(self, key: str, *, expected_revision: int | None) -> StoredObject:
-        raise StorageError(key, "devices are computed by the server and cannot be written")
-
-    async def compact(self, revision: int) -> None:
-        """History is the event window; nothing to compact."""
 
 
 class _DeviceWatch(FollowingWatch):

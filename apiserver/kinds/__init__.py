@@ -26,12 +26,16 @@ def strategies(group: str = DRA_GROUP, *, standalone: bool = True) -> list[Strat
     """Every kind this server serves: ours in ``group`` (the computed, read-only Device kind
     among them, served over the device view rather than the store), and in standalone mode
     the core kinds a cluster would otherwise serve (they keep their upstream groups)."""
-    ours: list[Strategy[Any]] = [
+    ours = [*own_strategies(group), DeviceStrategy.for_group(group)]
+    return ours + (standalone_strategies() if standalone else [])
+
+
+def own_strategies(group: str = DRA_GROUP) -> list[Strategy[Any]]:
+    """Our kinds that live in our store (or are answered at once), in both modes."""
+    return [
         ResourceSlicePatchStrategy.for_group(group),
         ResourcePoolStatusRequestStrategy.for_group(group),
-        DeviceStrategy.for_group(group),
     ]
-    return ours + (standalone_strategies() if standalone else [])
 
 
 def standalone_strategies() -> list[Strategy[Any]]:

@@ -1,4 +1,4 @@
-"""Admission a strategy can apply to creates: a per-user rate limit.
+"""Admission plugins of our kinds: a per-user rate limit on creates.
 
 Each user name gets a token bucket of ``burst`` tokens refilled at ``rate`` a second; a
 create takes one, and when there is none it is refused with 429 TooManyRequests and a
@@ -14,6 +14,9 @@ import time
 from collections.abc import Callable
 
 from ..machinery import errors
+from ..machinery.admission import CREATE, AdmissionRequest
+from ..machinery.resource import ResourceType
+from ..toolkit import TokenBucket
 
 MAX_TRACKED = 10_000
 """Past this many users, buckets that have refilled completely are forgotten (a full bucket
@@ -35,31 +38,36 @@ class UserRateLimiter:
         self.burst = burst
         self.what = what
         self.clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}
-        """user -> (tokens, when they were counted)."""
-
-    def _tokens(self, user: str, now: float) -> float:
-        tokens, at = self._buckets.get(user, (float(self.burst), now))
-        return min(float(self.burst), tokens + (now - at) * self.rate)
+        self._buckets: dict[str, TokenBucket] = {}
 
     def admit(self, user: str, *, dry_run: bool = False) -> None:
         """Take a token for ``user``, or raise 429 with Retry-After."""
-        now = self.clock()
-        tokens = self._tokens(user, now)
-        if tokens < 1:
-            wait = max(1, math.ceil((1 - tokens) / self.rate))
-            self._buckets[user] = (tokens, now)
+        bucket = self._buckets.get(user)
+        if bucket is None:
+            bucket = self._buckets[user] = TokenBucket(self.rate, self.burst, self.clock)
+        wait = bucket.take(dry_run=dry_run)
+        if wait > 0:
+            seconds = max(1, math.ceil(wait))
             raise errors.too_many_requests(
                 f"too many {self.what} created by {user or 'anonymous'}: at most"
-                f" {self.rate:g} per second with bursts of {self.burst}; retry in {wait} s",
-                wait,
+                f" {self.rate:g} per second with bursts of {self.burst}; retry in {seconds} s",
+                seconds,
             )
-        if dry_run:
-            return
-        self._buckets[user] = (tokens - 1, now)
         if len(self._buckets) > MAX_TRACKED:
-            self._forget_full(now)
+            self._forget_full()
 
-    def _forget_full(self, now: float) -> None:
-        for user in [u for u in self._buckets if self._tokens(u, now) >= self.burst]:
+    def _forget_full(self) -> None:
+        for user in [u for u, b in self._buckets.items() if b.full]:
             del self._buckets[user]
+
+
+class CreateRateLimit:
+    """Creates of one resource, limited per user (dry runs are checked but take nothing)."""
+
+    def __init__(self, resource: ResourceType, limiter: UserRateLimiter) -> None:
+        self.resource = resource
+        self.limiter = limiter
+
+    async def admit(self, request: AdmissionRequest) -> None:
+        if request.operation == CREATE and request.resource == self.resource:
+            self.limiter.admit(request.user.name, dry_run=request.dry_run)

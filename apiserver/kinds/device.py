@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.resource.computeddevice import Device
+from ..machinery.resource import READ_ONLY_VERBS
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
 from ..machinery.table import Column, string_at
@@ -63,7 +64,7 @@ class DeviceStrategy(Strategy[Device]):
     kind = "Device"
     plural = "devices"
     singular = "device"
-    read_only = True
+    verbs = READ_ONLY_VERBS
     columns: ClassVar[tuple[Column, ...]] = (
         Column("Driver", "string", string_at("spec", "driver"), "The driver of the device."),
         Column("Pool", "string", string_at("spec", "pool", "name"), "The pool of the device."),

@@ -1,8 +1,8 @@
 """ResourcePoolStatusRequest (KEP-5677): cluster-scoped, status subresource, short name ``rpsr``.
 
 Like a CertificateSigningRequest, the spec is fixed at creation; ``limit`` defaults to
-the KEP's 100. Creation may be rate-limited per user (``limit_creation``), one of the KEP's
-Beta items.
+the KEP's 100. Creation may be rate-limited per user (one of the KEP's Beta items): that is
+an admission plugin (``admission.CreateRateLimit``) the server assembles, not the kind's.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from ..api.resource.validation.resourcepoolstatusrequest import (
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
 from ..machinery.table import Column, path, string_at
-from .admission import UserRateLimiter
 
 VERSION = "v1alpha1"
 
@@ -68,21 +67,6 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
     extra_field_getters: ClassVar[dict[str, FieldGetter]] = {
         "spec.driver": string_at("spec", "driver")
     }
-
-    def __init__(self, group: str) -> None:
-        super().__init__(group)
-        self.create_limiter: UserRateLimiter | None = None
-
-    def limit_creation(self, rate: float, burst: int) -> None:
-        """At most ``rate`` creates a second per user, in bursts of up to ``burst``; a rate
-        of 0 lifts the limit."""
-        self.create_limiter = (
-            UserRateLimiter(rate, burst, what="resourcepoolstatusrequests") if rate > 0 else None
-        )
-
-    def admit_create(self, obj: dict[str, Any], *, user: str, dry_run: bool) -> None:
-        if self.create_limiter is not None:
-            self.create_limiter.admit(user, dry_run=dry_run)
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         spec = obj.get("spec")

@@ -88,7 +88,7 @@ class Discovery:
                 "singularName": resource.singular,
                 "namespaced": resource.namespaced,
                 "kind": resource.kind,
-                "verbs": resource.verbs,
+                "verbs": list(resource.verbs),
                 "storageVersionHash": _storage_version_hash(resource),
             }
             if resource.short_names:
@@ -128,7 +128,7 @@ class Discovery:
                         "responseKind": kind,
                         "scope": "Namespaced" if resource.namespaced else "Cluster",
                         "singularResource": resource.singular,
-                        "verbs": resource.verbs,
+                        "verbs": list(resource.verbs),
                     }
                     if resource.short_names:
                         entry["shortNames"] = list(resource.short_names)

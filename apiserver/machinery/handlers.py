@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -24,10 +25,27 @@ from . import errors
 from .decoding import FieldValidation, check_object, decode_body, media_type
 from .negotiation import Shape, negotiate
 from .patching import APPLY_PATCH, SUPPORTED_PATCH_TYPES
-from .registry import DeleteOptions, ListOptions, ListResult, Registry, WriteOptions, WriteResult
 from .requestinfo import RequestInfo, parse_request
+from .rest import (
+    Applier,
+    CollectionDeleter,
+    Creater,
+    DeleteOptions,
+    Deleter,
+    Getter,
+    Lister,
+    ListOptions,
+    ListResult,
+    Patcher,
+    Resource,
+    Updater,
+    Watcher,
+    WriteOptions,
+    WriteResult,
+)
 from .selectors import parse_field_selector, parse_label_selector
 from .table import partial_object_metadata, table
+from .user import NOBODY
 from .watch import INITIAL_EVENTS_END, WatchItem, WatchRequest, WatchStream
 
 JSON = "application/json"
@@ -46,18 +64,54 @@ def status_response(err: errors.StatusError) -> Response:
     return json_response(err.body(), err.code, err.headers)
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """One served path — a resource or one of its subresources — and what it can do; a verb
+    without its capability is 405."""
+
+    served: Resource
+    getter: Getter | None = None
+    lister: Lister | None = None
+    watcher: Watcher | None = None
+    creater: Creater | None = None
+    updater: Updater | None = None
+    patcher: Patcher | None = None
+    applier: Applier | None = None
+    deleter: Deleter | None = None
+    collection_deleter: CollectionDeleter | None = None
+
+    @classmethod
+    def of(cls, served: Resource) -> Endpoint:
+        def cap(protocol: Any) -> Any:
+            return served if isinstance(served, protocol) else None
+
+        return cls(
+            served,
+            getter=cap(Getter),
+            lister=cap(Lister),
+            watcher=cap(Watcher),
+            creater=cap(Creater),
+            updater=cap(Updater),
+            patcher=cap(Patcher),
+            applier=cap(Applier),
+            deleter=cap(Deleter),
+            collection_deleter=cap(CollectionDeleter),
+        )
+
+
 class ResourceHandler:
-    """Routes resource requests of one or more group-versions to their registries."""
+    """Routes resource requests of one or more group-versions to what serves them."""
 
     def __init__(
         self,
-        registries: Mapping[tuple[str, str, str], Registry],
+        served: Mapping[tuple[str, str, str, str], Resource],
         *,
         max_body_bytes: int = MAX_BODY_BYTES,
         min_request_timeout: float = 1800.0,
         bookmark_interval: float = 60.0,
     ) -> None:
-        self.registries = dict(registries)
+        """``served``: (group, version, resource, subresource or "") → what serves it."""
+        self.endpoints = {key: Endpoint.of(s) for key, s in served.items()}
         self.max_body_bytes = max_body_bytes
         self.min_request_timeout = min_request_timeout
         self.bookmark_interval = bookmark_interval
@@ -69,86 +123,67 @@ class ResourceHandler:
             info = parse_request(
                 request.method, segments, watch_param=request.query_params.get("watch")
             )
-            registry = self.registries.get((group, version, info.resource))
-            if registry is None or (
-                info.namespace is not None and not registry.resource.namespaced
+            key = (group, version, info.resource, info.subresource or "")
+            endpoint = self.endpoints.get(key)
+            if endpoint is None or (
+                info.namespace is not None and not endpoint.served.resource.namespaced
             ):
                 raise errors.StatusError(
                     404, "NotFound", "the server could not find the requested resource"
                 )
-            self._check_subresource(registry, info)
-            if registry.resource.read_only and info.verb not in registry.resource.verbs:
-                raise errors.method_not_allowed(info.verb, info.resource)
-            return await self._dispatch(request, registry, info)
+            return await self._dispatch(request, endpoint, info)
         except errors.StatusError as err:
             return status_response(err)
 
-    @staticmethod
-    def _check_subresource(registry: Registry, info: RequestInfo) -> None:
-        if info.subresource is None:
-            return
-        if info.subresource != "status" or not registry.strategy.has_status:
-            raise errors.StatusError(
-                404, "NotFound", "the server could not find the requested resource"
-            )
-        if info.verb not in ("get", "update", "patch"):
-            raise errors.method_not_allowed(info.verb, f"{info.resource}/{info.subresource}")
-
-    async def _dispatch(self, request: Request, registry: Registry, info: RequestInfo) -> Response:
+    async def _dispatch(self, request: Request, endpoint: Endpoint, info: RequestInfo) -> Response:
         namespace = info.namespace
-        if info.verb == "get":
+        served = endpoint.served
+        verb = info.verb
+        if verb == "get" and endpoint.getter is not None:
             assert info.name is not None
             shape = negotiate(request.headers.get("accept"), collection=False)
-            stored = await registry.get(namespace, info.name)
-            return self._object(request, registry, stored, shape)
-        if info.verb == "list":
+            stored = await endpoint.getter.get(namespace, info.name)
+            return self._object(request, served, stored, shape)
+        if verb == "list" and endpoint.lister is not None:
             shape = negotiate(request.headers.get("accept"), collection=True)
-            opts = parse_list_options(request, registry, watch=False)
-            return self._list(request, registry, await registry.list(namespace, opts), shape)
-        if info.verb == "watch":
+            opts = parse_list_options(request, served, watch=False)
+            return self._list(request, served, await endpoint.lister.list(namespace, opts), shape)
+        if verb == "watch" and endpoint.watcher is not None:
             shape = negotiate(request.headers.get("accept"), collection=True, watch=True)
-            return await self._watch(request, registry, namespace, shape)
-        if info.verb == "create":
+            return await self._watch(request, endpoint.watcher, served, namespace, shape)
+        if verb == "create" and endpoint.creater is not None:
             write = parse_write_options(request, apply=False)
             body = decode_body(await self._body(request), request.headers.get("content-type"))
-            result = await registry.create(
-                namespace, body, write, user_agent=request.headers.get("user-agent", "")
-            )
-            return self._written(request, registry, result)
-        if info.verb == "update":
+            result = await endpoint.creater.create(namespace, body, write)
+            return self._written(request, served, result)
+        if verb == "update" and endpoint.updater is not None:
             assert info.name is not None
             write = parse_write_options(request, apply=False)
             body = decode_body(await self._body(request), request.headers.get("content-type"))
-            result = await registry.update(
-                namespace,
-                info.name,
-                body,
-                write,
-                subresource=info.subresource or "",
-                user_agent=request.headers.get("user-agent", ""),
-            )
-            return self._written(request, registry, result)
-        if info.verb == "patch":
+            result = await endpoint.updater.update(namespace, info.name, body, write)
+            return self._written(request, served, result)
+        if verb == "patch" and (endpoint.patcher is not None or endpoint.applier is not None):
             assert info.name is not None
-            return await self._patch(request, registry, info)
-        if info.verb == "delete":
+            return await self._patch(request, endpoint, info.name, namespace)
+        if verb == "delete" and endpoint.deleter is not None:
             assert info.name is not None
-            result = await registry.delete(
+            result = await endpoint.deleter.delete(
                 namespace, info.name, await self._delete_options(request)
             )
             if result.deleted:
-                return json_response(orjson.dumps(_success(registry, result.obj)))
-            return self._written(request, registry, result)
-        if info.verb == "deletecollection":
-            opts = parse_list_options(request, registry, watch=False)
-            deleted = await registry.delete_collection(
+                return json_response(orjson.dumps(_success(served, result.obj)))
+            return self._written(request, served, result)
+        if verb == "deletecollection" and endpoint.collection_deleter is not None:
+            opts = parse_list_options(request, served, watch=False)
+            deleted = await endpoint.collection_deleter.delete_collection(
                 namespace, opts, await self._delete_options(request)
             )
             shape = negotiate(request.headers.get("accept"), collection=True)
-            return self._list(
-                request, registry, ListResult(deleted, registry.store.revision), shape
-            )
-        raise errors.method_not_allowed(info.verb, info.resource)
+            return self._list(request, served, deleted, shape)
+        resource = served.resource.plural
+        if info.subresource:
+            resource = f"{resource}/{info.subresource}"
+        raise errors.method_not_allowed(verb, resource)
 
     # -- bodies and options ------------------------------------------------------
 
@@ -165,28 +200,31 @@ class ResourceHandler:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def _patch(self, request: Request, registry: Registry, info: RequestInfo) -> Response:
-        assert info.name is not None
+    async def _patch(
+        self, request: Request, endpoint: Endpoint, name: str, namespace: str | None
+    ) -> Response:
         patch_type = media_type(request.headers.get("content-type"))
-        if patch_type not in SUPPORTED_PATCH_TYPES:
-            raise errors.unsupported_media_type(patch_type, SUPPORTED_PATCH_TYPES)
+        supported = [
+            t
+            for t in SUPPORTED_PATCH_TYPES
+            if (endpoint.applier if t == APPLY_PATCH else endpoint.patcher) is not None
+        ]
+        if patch_type not in supported:
+            raise errors.unsupported_media_type(patch_type, supported)
         apply = patch_type == APPLY_PATCH
         opts = parse_write_options(request, apply=apply)
         body = await self._body(request)
-        config = decode_body(body, "application/yaml") if apply else None
+        if apply:
+            config = decode_body(body, "application/yaml")
         if not body.strip():
             raise errors.bad_request("the patch is empty")
-        result = await registry.patch(
-            info.namespace,
-            info.name,
-            body,
-            patch_type,
-            opts,
-            subresource=info.subresource or "",
-            user_agent=request.headers.get("user-agent", ""),
-            apply_config=config,
-        )
-        return self._written(request, registry, result)
+        if apply:
+            assert endpoint.applier is not None
+            result = await endpoint.applier.apply(namespace, name, config, opts)
+        else:
+            assert endpoint.patcher is not None
+            result = await endpoint.patcher.patch(namespace, name, body, patch_type, opts)
+        return self._written(request, endpoint.served, result)
 
     async def _delete_options(self, request: Request) -> DeleteOptions:
         """DeleteOptions from the body (checked against its model) or the query."""
@@ -224,11 +262,12 @@ class ResourceHandler:
             dry_run=bool(dry_run),
             precondition_uid=pre.uid,
             precondition_resource_version=pre.resource_version,
+            user=request.scope.get("user") or NOBODY,
         )
 
     # -- encoding ------------------------------------------------------------------
 
-    def _written(self, request: Request, registry: Registry, result: WriteResult) -> Response:
+    def _written(self, request: Request, registry: Resource, result: WriteResult) -> Response:
         shape = negotiate(request.headers.get("accept"), collection=False)
         response = self._object(request, registry, result.obj, shape, code=result.code)
         for warning in result.warnings:
@@ -238,7 +277,7 @@ class ResourceHandler:
     def _object(
         self,
         request: Request,
-        registry: Registry,
+        registry: Resource,
         stored: StoredObject,
         shape: Shape,
         code: int = 200,
@@ -262,7 +301,7 @@ class ResourceHandler:
         )
 
     def _list(
-        self, request: Request, registry: Registry, result: ListResult, shape: Shape
+        self, request: Request, registry: Resource, result: ListResult, shape: Shape
     ) -> Response:
         meta: dict[str, Any] = {"resourceVersion": str(result.revision)}
         if result.continue_token:
@@ -301,7 +340,12 @@ class ResourceHandler:
         )
 
     async def _watch(
-        self, request: Request, registry: Registry, namespace: str | None, shape: Shape
+        self,
+        request: Request,
+        watcher: Watcher,
+        registry: Resource,
+        namespace: str | None,
+        shape: Shape,
     ) -> Response:
         opts = parse_list_options(request, registry, watch=True)
         params = request.query_params
@@ -316,7 +360,7 @@ class ResourceHandler:
             timeout_seconds=float(timeout),
             bookmark_interval=self.bookmark_interval,
         )
-        stream = await WatchStream.open(registry, namespace, watch_request)
+        stream = await WatchStream.open(watcher, registry.resource, namespace, watch_request)
         include = _include_object(request) if shape is Shape.TABLE else "Metadata"
 
         async def body() -> AsyncGenerator[bytes, None]:
@@ -348,7 +392,7 @@ class _ClosingStreamingResponse(StreamingResponse):
 
 
 def _encode_event(
-    item: WatchItem, registry: Registry, shape: Shape, include: str, first: bool
+    item: WatchItem, registry: Resource, shape: Shape, include: str, first: bool
 ) -> bytes:
     head = b'{"type":"' + item.type.encode() + b'","object":'
     if item.error is not None:
@@ -384,7 +428,7 @@ def _encode_event(
     return head + orjson.dumps(rows) + b"}\n"
 
 
-def _success(registry: Registry, deleted: StoredObject) -> dict[str, Any]:
+def _success(registry: Resource, deleted: StoredObject) -> dict[str, Any]:
     details: dict[str, Any] = {
         "name": deleted.obj["metadata"].get("name"),
         "kind": registry.resource.plural,
@@ -469,11 +513,12 @@ def parse_write_options(request: Request, *, apply: bool) -> WriteOptions:
         field_manager=manager,
         field_validation=FieldValidation.parse(params.get("fieldValidation")),
         force=(force_param or "").lower() in _TRUE,
-        user=str(getattr(request.scope.get("user"), "name", "") or ""),
+        user=request.scope.get("user") or NOBODY,
+        user_agent=request.headers.get("user-agent", ""),
     )
 
 
-def parse_list_options(request: Request, registry: Registry, *, watch: bool) -> ListOptions:
+def parse_list_options(request: Request, registry: Resource, *, watch: bool) -> ListOptions:
     params = request.query_params
     rv = params.get("resourceVersion", "")
     match = params.get("resourceVersionMatch", "")

@@ -337,10 +337,22 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
                 resource, "delete", f"delete{suffix}{k}", status_ref, params=[_DRY_RUN]
             ),
         }
-        if resource.read_only:
-            paths[base] = {"parameters": scope, "get": paths[base]["get"]}
-            item = {"parameters": item["parameters"], "get": item["get"]}
-        paths[f"{base}/{{name}}"] = item
+        # Only the operations the kind is served for (a computed kind reads, a review kind
+        # only creates).
+        served = {"get": "list", "post": "create", "delete": "deletecollection"}
+        paths[base] = {
+            key: value
+            for key, value in paths[base].items()
+            if key == "parameters" or served[key] in resource.verbs
+        }
+        per_item = {"get": "get", "put": "update", "patch": "patch", "delete": "delete"}
+        item = {
+            key: value
+            for key, value in item.items()
+            if key == "parameters" or per_item[key] in resource.verbs
+        }
+        if len(item) > 1:
+            paths[f"{base}/{{name}}"] = item
         if kind.has_status:
             paths[f"{base}/{{name}}/status"] = {
                 "parameters": [name_param, *scope],
@@ -362,7 +374,7 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
                     body=patch_types,
                 ),
             }
-    if resource.namespaced:
+    if resource.namespaced and "list" in resource.verbs:
         paths[f"{root}/{resource.plural}"] = {
             "get": _operation(
                 resource, "list", f"list{k}ForAllNamespaces", list_ref, params=_LIST_PARAMS

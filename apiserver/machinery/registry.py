@@ -1,33 +1,29 @@
-"""The generic registry: create, get, list, update, patch, apply and delete for any kind.
+"""The generic registry of a stored kind: create, get, list, update, patch, apply and delete.
 
 This is where Kubernetes object semantics live, once: server-set metadata, generation
-bumps on spec changes only, the status subresource split, optimistic concurrency,
-finalizers and ``deletionTimestamp``, dry run, field validation and managed fields.
-What differs between kinds comes from the ``Strategy``; what is stored comes from the
-``Store``. Objects are JSON-shaped dicts here, checked with the kind's model.
+bumps on spec changes only, optimistic concurrency, finalizers and ``deletionTimestamp``,
+dry run, field validation, admission and managed fields. What differs between kinds comes
+from the ``Strategy``; what is stored comes from the ``Store``. An update is the same code
+for the object and for its status subresource: what a write may change is the
+``UpdateStrategy``'s to say (``MainUpdate`` here, ``StatusUpdate`` in ``status``). Objects are
+JSON-shaped dicts here, parsed with the kind's model once per write.
 """
 
 from __future__ import annotations
 
-import base64
-import builtins
 import copy
 import secrets
 import typing
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
-
-import orjson
+from typing import Any, Protocol
 
 from ..api import field as fielderr
 from ..api.field import FieldError
 from ..api.meta import KindModel
 from ..api.metavalidation import validate_object_meta
 from ..storage import (
-    KeyExistsError,
     KeyNotFoundError,
     PreconditionFailedError,
     StorageError,
@@ -35,10 +31,10 @@ from ..storage import (
     StoredObject,
 )
 from . import errors
+from .admission import CREATE, DELETE, UPDATE, AdmissionChain, AdmissionRequest
 from .decoding import FieldValidation, check_object
 from .fieldmanager import ApplyConflictError, FieldManager, render_path
 from .patching import (
-    APPLY_PATCH,
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
@@ -46,85 +42,96 @@ from .patching import (
     apply_json_patch,
     apply_merge_patch,
 )
-from .selectors import FieldSelector, LabelSelector
+from .reader import StoreReader, parse_resource_version
+from .rest import DeleteOptions, ListOptions, ListResult, WriteOptions, WriteResult, unstored
 from .strategicmerge import apply_strategic_merge_patch
 from .strategy import Strategy
 
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_SERVER_SET = (
+    "uid",
+    "resourceVersion",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+)
+_KEPT_ON_UPDATE = (
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
 
 
 def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@dataclass(frozen=True)
-class WriteOptions:
-    dry_run: bool = False
-    field_manager: str = ""
-    field_validation: FieldValidation = FieldValidation.WARN
-    force: bool = False
-    user: str = ""
-    """The authenticated name of who asks, for admission (empty if unknown)."""
+class UpdateStrategy(Protocol):
+    """What one endpoint's updates may change, and how they are validated."""
+
+    subresource: str
+    """The subresource the endpoint serves ("" for the object itself), for managed fields."""
+
+    def carry_over(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        """The object to store: ``new`` with what this endpoint may not change from ``old``."""
+        ...
+
+    def validate_update(self, new: Any, old: Any) -> list[FieldError]: ...
 
 
-@dataclass(frozen=True)
-class DeleteOptions:
-    dry_run: bool = False
-    precondition_uid: str | None = None
-    precondition_resource_version: str | None = None
+class MainUpdate:
+    """Writes to the object itself: metadata the server owns and the status are kept, the
+    kind's own preparation applies, and the generation moves when the spec changed."""
 
+    subresource = ""
 
-@dataclass(frozen=True)
-class ListOptions:
-    label_selector: LabelSelector = field(default_factory=LabelSelector)
-    field_selector: FieldSelector = field(default_factory=FieldSelector)
-    limit: int = 0
-    continue_token: str = ""
-    resource_version: str = ""
-    resource_version_match: str = ""
-
-
-@dataclass
-class WriteResult:
-    """The object to answer with, the HTTP code, and warnings for the client."""
-
-    obj: StoredObject
-    code: int = 200
-    warnings: list[str] = field(default_factory=list)
-    deleted: bool = False
-
-
-@dataclass
-class ListResult:
-    items: list[StoredObject]
-    revision: int
-    continue_token: str = ""
-
-
-def _unstored(obj: dict[str, Any]) -> StoredObject:
-    """A dry-run result: what would have been stored, never written."""
-    return StoredObject("", 0, orjson.dumps(obj), obj)
-
-
-class Registry:
-    """One served resource: its strategy over a store."""
-
-    def __init__(self, strategy: Strategy[Any], store: Store) -> None:
+    def __init__(self, strategy: Strategy[Any]) -> None:
         self.strategy = strategy
-        self.resource = strategy.resource
+
+    def carry_over(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        meta = new.setdefault("metadata", {})
+        old_meta = old["metadata"]
+        for name in _KEPT_ON_UPDATE:
+            if name in old_meta:
+                meta[name] = old_meta[name]
+            else:
+                meta.pop(name, None)
+        meta.pop("selfLink", None)
+        meta["resourceVersion"] = old_meta.get("resourceVersion")
+        if self.strategy.has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        self.strategy.prepare_for_update(new, old)
+        generation = old_meta.get("generation", 1)
+        meta["generation"] = generation + 1 if _spec(new) != _spec(old) else generation
+        return new
+
+    def validate_update(self, new: Any, old: Any) -> list[FieldError]:
+        return self.strategy.validate_update(new, old)
+
+
+class Registry(StoreReader):
+    """A stored kind: its strategy over a store, every verb."""
+
+    store: Store
+
+    def __init__(
+        self, strategy: Strategy[Any], store: Store, admission: AdmissionChain | None = None
+    ) -> None:
+        super().__init__(strategy, store)
         self.store = store
+        self.admission = admission or AdmissionChain()
         self.field_manager = FieldManager(
             strategy.model, self.resource.group_version, has_status=strategy.has_status
         )
-        self.field_getters = strategy.field_getters()
+        self.main_update = MainUpdate(strategy)
 
-    # -- helpers -----------------------------------------------------------------
-
-    def _key(self, namespace: str | None, name: str) -> str:
-        return self.resource.key(namespace, name)
-
-    def _storage_error(self, err: StorageError, name: str) -> errors.StatusError:
-        return errors.from_storage(err, self.resource.plural, self.resource.group, name)
+    # -- checks ------------------------------------------------------------------
 
     def _invalid(self, name: str, errs: list[FieldError]) -> errors.StatusError:
         return errors.invalid(self.resource.kind, self.resource.group, name, errs)
@@ -156,11 +163,15 @@ class Registry:
         obj["apiVersion"] = self.resource.group_version
         obj["kind"] = self.resource.kind
 
-    def _check_types(self, obj: dict[str, Any], opts: WriteOptions) -> tuple[KindModel, list[str]]:
-        """The strict parse: unknown fields per fieldValidation, type errors as 422.
-
-        Returns the parsed model and the warnings for the client.
-        """
+    def _parse(
+        self,
+        obj: dict[str, Any],
+        opts: WriteOptions,
+        check: Callable[[Any], list[FieldError]],
+    ) -> tuple[KindModel, list[str]]:
+        """The one strict parse of a write: unknown fields per fieldValidation, then types,
+        metadata and the kind's own rules, all reported together. Returns the model and the
+        warnings for the client."""
         model, unknown, errs = check_object(obj, self.strategy.model)
         warnings: list[str] = []
         if unknown:
@@ -172,28 +183,20 @@ class Registry:
                 )
             if opts.field_validation is FieldValidation.WARN:
                 warnings = [f'unknown field "{u}"' for u in unknown]
+        name = obj.get("metadata", {}).get("name") or ""
         if errs:
-            raise self._invalid(obj.get("metadata", {}).get("name") or "", errs)
+            raise self._invalid(name, errs)
         assert model is not None
-        return typing.cast(KindModel, model), warnings
-
-    def _validate(
-        self,
-        obj: dict[str, Any],
-        opts: WriteOptions,
-        check: Callable[[Any], list[FieldError]],
-    ) -> list[str]:
-        """Types, then metadata and the kind's own rules, all reported together; returns warnings."""
-        model, warnings = self._check_types(obj, opts)
+        kind_model = typing.cast(KindModel, model)
         errs = validate_object_meta(
-            model.metadata,
+            kind_model.metadata,
             namespaced=self.resource.namespaced,
             name_errors=self.strategy.name_errors,
         )
-        errs += check(model)
+        errs += check(kind_model)
         if errs:
-            raise self._invalid(obj.get("metadata", {}).get("name") or "", errs)
-        return warnings
+            raise self._invalid(name, errs)
+        return kind_model, warnings
 
     def _model(self, obj: dict[str, Any]) -> KindModel:
         """The model of an already stored object (trusted, so no unknown-field handling)."""
@@ -202,10 +205,34 @@ class Registry:
             raise errors.internal(f"stored object does not match its schema: {errs[:3]}")
         return typing.cast(KindModel, model)
 
-    def _manager(self, opts: WriteOptions, user_agent: str) -> str:
+    def _manager(self, opts: WriteOptions) -> str:
         if opts.field_manager:
             return opts.field_manager
-        return (user_agent.split("/", 1)[0] or "unknown").strip()[:128]
+        return (opts.user_agent.split("/", 1)[0] or "unknown").strip()[:128]
+
+    async def _admit(
+        self,
+        operation: str,
+        namespace: str | None,
+        name: str,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+        opts: WriteOptions | DeleteOptions,
+        subresource: str = "",
+    ) -> None:
+        await self.admission.admit(
+            AdmissionRequest(
+                operation,
+                self.resource,
+                subresource,
+                namespace,
+                name,
+                obj,
+                old,
+                opts.user,
+                opts.dry_run,
+            )
+        )
 
     # -- create ------------------------------------------------------------------
 
@@ -215,7 +242,6 @@ class Registry:
         body: dict[str, Any],
         opts: WriteOptions,
         *,
-        user_agent: str = "",
         manager_fields: bool = True,
     ) -> WriteResult:
         obj = body
@@ -238,13 +264,7 @@ class Registry:
             meta["name"] = meta["generateName"] + "".join(
                 secrets.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5)
             )
-        for server_set in (
-            "uid",
-            "resourceVersion",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "selfLink",
-        ):
+        for server_set in _SERVER_SET:
             meta.pop(server_set, None)
         meta["uid"] = str(uuid.uuid4())
         now = now_rfc3339()
@@ -252,143 +272,23 @@ class Registry:
         meta["generation"] = 1
         if self.strategy.has_status:
             obj.pop("status", None)
-        _, warnings = self._check_types(obj, opts)  # defaults need well-typed input
         self.strategy.prepare_for_create(obj)
-        self._validate(obj, opts, self.strategy.validate)
-        self.strategy.admit_create(obj, user=opts.user, dry_run=opts.dry_run)
+        _, warnings = self._parse(obj, opts, self.strategy.validate)
+        name = meta["name"]
+        await self._admit(CREATE, namespace, name, obj, None, opts)
         if manager_fields:
             meta.pop("managedFields", None)
-            self.field_manager.update(None, obj, self._manager(opts, user_agent), now=now)
-        name = meta["name"]
+            self.field_manager.update(None, obj, self._manager(opts), now=now)
         if opts.dry_run:
             existing = await self._get_stored(namespace, name)
             if existing is not None:
                 raise errors.already_exists(self.resource.plural, self.resource.group, name)
-            return WriteResult(_unstored(obj), 201, warnings)
+            return WriteResult(unstored(obj), 201, warnings)
         try:
             stored = await self.store.create(self._key(namespace, name), obj)
         except StorageError as err:
             raise self._storage_error(err, name) from err
         return WriteResult(stored, 201, warnings)
-
-    # -- get & list ----------------------------------------------------------------
-
-    async def _get_stored(self, namespace: str | None, name: str) -> StoredObject | None:
-        try:
-            return await self.store.get(self._key(namespace, name))
-        except StorageError as err:
-            raise self._storage_error(err, name) from err
-
-    async def get(self, namespace: str | None, name: str) -> StoredObject:
-        stored = await self._get_stored(namespace, name)
-        if stored is None:
-            raise errors.not_found(self.resource.plural, self.resource.group, name)
-        return stored
-
-    def matches(self, obj: dict[str, Any], opts: ListOptions) -> bool:
-        if not opts.label_selector.empty and not opts.label_selector.matches(
-            obj.get("metadata", {}).get("labels")
-        ):
-            return False
-        return opts.field_selector.empty or opts.field_selector.matches(obj, self.field_getters)
-
-    async def list(self, namespace: str | None, opts: ListOptions) -> ListResult:
-        revision, start = await self._list_start(opts)
-        name = opts.field_selector.exact("metadata.name")
-        if (
-            name is not None
-            and not opts.continue_token
-            and (namespace or not self.resource.namespaced)
-        ):
-            # One key, not a scan: how kubectl wait and delete look at one object.
-            return await self._list_one(namespace, name, opts, revision)
-        return await self._scan(namespace, opts, revision, start)
-
-    async def _scan(
-        self, namespace: str | None, opts: ListOptions, revision: int | None, start: str
-    ) -> ListResult:
-        prefix = self.resource.key_prefix(namespace)
-        filtered = not (opts.label_selector.empty and opts.field_selector.empty)
-        items: list[StoredObject] = []
-        at = revision
-        while True:
-            want = opts.limit - len(items) if opts.limit else 0
-            batch = max(want, 64) if filtered and want else want
-            try:
-                page = await self.store.list(prefix, revision=at, start=start, limit=batch)
-            except StorageError as err:
-                raise self._storage_error(err, "") from err
-            at = page.revision
-            for i, item in enumerate(page.items):
-                if not filtered or self.matches(item.obj, opts):
-                    items.append(item)
-                    if opts.limit and len(items) == opts.limit:
-                        more = page.more or i + 1 < len(page.items)
-                        token = self._continue_token(page.revision, item.key) if more else ""
-                        return ListResult(items, page.revision, token)
-            if not page.more or not page.items:
-                return ListResult(items, page.revision)
-            start = page.items[-1].key + "\x00"
-
-    async def _list_one(
-        self, namespace: str | None, name: str, opts: ListOptions, revision: int | None
-    ) -> ListResult:
-        """A list pinned to one name: a one-key read whose revision comes from the same snapshot."""
-        key = self._key(namespace, name)
-        try:
-            page = await self.store.list(key, revision=revision, limit=1)
-        except StorageError as err:
-            raise self._storage_error(err, name) from err
-        items = [i for i in page.items if i.key == key and self.matches(i.obj, opts)]
-        return ListResult(items, page.revision)
-
-    async def _list_start(self, opts: ListOptions) -> tuple[int | None, str]:
-        """The revision to read at and the first key, from resourceVersion and continue."""
-        if opts.continue_token:
-            revision, start = self._decode_continue(opts.continue_token)
-            return revision, start
-        rv = opts.resource_version
-        if not rv or rv == "0":
-            return None, ""
-        revision = parse_resource_version(rv)
-        exact = opts.resource_version_match == "Exact" or (
-            not opts.resource_version_match and opts.limit > 0
-        )
-        if revision > self.store.revision and revision > await self.current_revision():
-            raise errors.timeout(
-                f"Too large resource version: {revision}, current: {self.store.revision}",
-                [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-            )
-        return (revision if exact else None), ""
-
-    async def current_revision(self) -> int:
-        """The store's newest revision: another replica may have handed out a newer one than
-        this process has seen."""
-        try:
-            return await self.store.current_revision()
-        except StorageError as err:
-            raise self._storage_error(err, "") from err
-
-    def _continue_token(self, revision: int, last_key: str) -> str:
-        token = {"v": "meta.k8s.io/v1", "rv": revision, "start": last_key + "\x00"}
-        return base64.urlsafe_b64encode(orjson.dumps(token)).decode()
-
-    def _decode_continue(self, token: str) -> tuple[int, str]:
-        try:
-            data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
-            revision = int(data["rv"])
-            start = str(data["start"])
-        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
-            raise errors.bad_request(f"continue key is not valid: {exc}") from exc
-        prefix = self.resource.key_prefix(None)
-        if data.get("v") != "meta.k8s.io/v1" or not start.startswith(prefix):
-            raise errors.bad_request("continue key is not valid: not a token for this resource")
-        if revision < self.store.compacted_revision:
-            raise errors.expired(
-                "The provided continue parameter is too old to display a consistent list result."
-                " You can start a new list without the continue parameter."
-            )
-        return revision, start
 
     # -- update, patch, apply ----------------------------------------------------
 
@@ -399,8 +299,7 @@ class Registry:
         body: dict[str, Any],
         opts: WriteOptions,
         *,
-        subresource: str = "",
-        user_agent: str = "",
+        update: UpdateStrategy | None = None,
     ) -> WriteResult:
         """PUT: the body replaces the object; its resourceVersion must match (409 otherwise)."""
         self._check_type_meta(body)
@@ -419,13 +318,7 @@ class Registry:
             return copy.deepcopy(body)
 
         return await self._guaranteed_update(
-            namespace,
-            name,
-            mutate,
-            opts,
-            subresource=subresource,
-            user_agent=user_agent,
-            retry=False,
+            namespace, name, mutate, opts, update or self.main_update, retry=False
         )
 
     async def patch(
@@ -436,14 +329,10 @@ class Registry:
         patch_type: str,
         opts: WriteOptions,
         *,
-        subresource: str = "",
-        user_agent: str = "",
-        apply_config: dict[str, Any] | None = None,
+        update: UpdateStrategy | None = None,
     ) -> WriteResult:
+        """JSON, merge and strategic merge patches (apply is ``apply``)."""
         kind, group = self.resource.kind, self.resource.group
-        if patch_type == APPLY_PATCH:
-            assert apply_config is not None
-            return await self._apply(namespace, name, apply_config, opts, subresource, user_agent)
 
         def mutate(current: StoredObject) -> dict[str, Any]:
             if patch_type == JSON_PATCH:
@@ -459,42 +348,37 @@ class Registry:
             return new
 
         return await self._guaranteed_update(
-            namespace,
-            name,
-            mutate,
-            opts,
-            subresource=subresource,
-            user_agent=user_agent,
-            retry=True,
+            namespace, name, mutate, opts, update or self.main_update, retry=True
         )
 
-    async def _apply(
+    async def apply(
         self,
         namespace: str | None,
         name: str,
         config: dict[str, Any],
         opts: WriteOptions,
-        subresource: str,
-        user_agent: str,
+        *,
+        update: UpdateStrategy | None = None,
     ) -> WriteResult:
+        """Server-side apply: merge the configuration into what the manager owns, creating
+        the object if it does not exist (only through the object itself, not a
+        subresource)."""
+        update = update or self.main_update
         if not opts.field_manager:
             raise self._invalid(
                 name, [fielderr.required("fieldManager", "is required for apply patch")]
             )
         self._check_type_meta(config, required=True)
         self._check_identity(config, namespace, name)
-        manager = opts.field_manager
         while True:  # a lost race means another write committed: progress
             current = await self._get_stored(namespace, name)
             if current is None:
-                if subresource:
+                if update.subresource:
                     raise errors.not_found(self.resource.plural, self.resource.group, name)
-                created = self._applied(None, config, opts, name)
+                created = self._applied(None, config, opts, name, "")
                 created.setdefault("metadata", {})["name"] = name
                 try:
-                    return await self.create(
-                        namespace, created, opts, user_agent=user_agent, manager_fields=False
-                    )
+                    return await self.create(namespace, created, opts, manager_fields=False)
                 except errors.StatusError as err:
                     if err.reason == "AlreadyExists":
                         continue
@@ -504,10 +388,10 @@ class Registry:
                 raise errors.conflict(
                     self.resource.plural, self.resource.group, name, errors.MODIFIED
                 )
-            merged = self._applied(current, config, opts, name, subresource)
+            merged = self._applied(current, config, opts, name, update.subresource)
             try:
                 return await self._write_update(
-                    current, merged, opts, subresource, manager, user_agent, record=False
+                    current, merged, opts, update, opts.field_manager, record=False
                 )
             except _Retry:
                 continue
@@ -575,9 +459,8 @@ class Registry:
         name: str,
         mutate: Callable[[StoredObject], dict[str, Any]],
         opts: WriteOptions,
+        update: UpdateStrategy,
         *,
-        subresource: str,
-        user_agent: str,
         retry: bool,
     ) -> WriteResult:
         """Read, mutate, write with the read revision as precondition; retry lost races.
@@ -585,7 +468,7 @@ class Registry:
         A resourceVersion the client put in the object pins it: a mismatch is a 409, never
         retried. Otherwise (patches without one) a concurrent write just means try again.
         """
-        manager = self._manager(opts, user_agent)
+        manager = self._manager(opts)
         while True:  # a lost race means another write committed: progress
             current = await self.get(namespace, name)
             new = mutate(current)
@@ -595,9 +478,7 @@ class Registry:
                     self.resource.plural, self.resource.group, name, errors.MODIFIED
                 )
             try:
-                return await self._write_update(
-                    current, new, opts, subresource, manager, user_agent, record=True
-                )
+                return await self._write_update(current, new, opts, update, manager, record=True)
             except _Retry:
                 # A resourceVersion the patch itself pinned fails the check above on the
                 # next attempt; anything else is a lost race, so read again and re-apply.
@@ -636,27 +517,20 @@ class Registry:
         current: StoredObject,
         new: dict[str, Any],
         opts: WriteOptions,
-        subresource: str,
+        update: UpdateStrategy,
         manager: str,
-        user_agent: str,
         *,
         record: bool,
     ) -> WriteResult:
         old = current.obj
-        name = old["metadata"]["name"]
-        new = self._carry_over(old, new, subresource)
+        meta = old["metadata"]
+        name = meta["name"]
+        new = update.carry_over(old, new)
         old_model = self._model(old)
-        if subresource == "status":
-            warnings = self._validate(
-                new, opts, lambda m: self.strategy.validate_status_update(m, old_model)
-            )
-        else:
-            warnings = self._validate(
-                new, opts, lambda m: self.strategy.validate_update(m, old_model)
-            )
-        old_finalizers = set(old["metadata"].get("finalizers") or [])
+        _, warnings = self._parse(new, opts, lambda m: update.validate_update(m, old_model))
+        old_finalizers = set(meta.get("finalizers") or [])
         new_finalizers = set(new["metadata"].get("finalizers") or [])
-        if old["metadata"].get("deletionTimestamp") and not new_finalizers <= old_finalizers:
+        if meta.get("deletionTimestamp") and not new_finalizers <= old_finalizers:
             raise self._invalid(
                 name,
                 [
@@ -669,17 +543,18 @@ class Registry:
         if _same_object(old, new) and (record or _same_managers(old, new)):
             # An apply that only adds a co-owner still records it (timestamps aside).
             return WriteResult(current, 200, warnings)
+        await self._admit(UPDATE, meta.get("namespace"), name, new, old, opts, update.subresource)
         if record:
-            self.field_manager.update(old, new, manager, subresource=subresource, now=now_rfc3339())
+            self.field_manager.update(
+                old, new, manager, subresource=update.subresource, now=now_rfc3339()
+            )
         if opts.dry_run:
-            return WriteResult(_unstored(new), 200, warnings)
+            return WriteResult(unstored(new), 200, warnings)
         key = current.key
         try:
             stored = await self.store.update(key, new, expected_revision=current.revision)
         except PreconditionFailedError:
             raise _Retry() from None
-        except KeyNotFoundError as err:
-            raise self._storage_error(err, name) from err
         except StorageError as err:
             raise self._storage_error(err, name) from err
         if new["metadata"].get("deletionTimestamp") and not new_finalizers:
@@ -691,46 +566,6 @@ class Registry:
             except StorageError as err:
                 raise self._storage_error(err, name) from err
         return WriteResult(stored, 200, warnings)
-
-    def _carry_over(
-        self, old: dict[str, Any], new: dict[str, Any], subresource: str
-    ) -> dict[str, Any]:
-        """What a write may not change comes from the stored object (PrepareForUpdate)."""
-        if subresource == "status":
-            result = copy.deepcopy(old)
-            if "status" in new:
-                result["status"] = new["status"]
-            else:
-                result.pop("status", None)
-            if "managedFields" in new.get("metadata", {}):
-                result["metadata"]["managedFields"] = new["metadata"]["managedFields"]
-            return result
-        result = new
-        meta = result.setdefault("metadata", {})
-        old_meta = old["metadata"]
-        for name in (
-            "name",
-            "namespace",
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-        ):
-            if name in old_meta:
-                meta[name] = old_meta[name]
-            else:
-                meta.pop(name, None)
-        meta.pop("selfLink", None)
-        meta["resourceVersion"] = old_meta.get("resourceVersion")
-        if self.strategy.has_status:
-            if "status" in old:
-                result["status"] = old["status"]
-            else:
-                result.pop("status", None)
-        self.strategy.prepare_for_update(result, old)
-        generation = old_meta.get("generation", 1)
-        meta["generation"] = generation + 1 if _spec(result) != _spec(old) else generation
-        return result
 
     # -- delete --------------------------------------------------------------------
 
@@ -756,6 +591,7 @@ class Registry:
                     f"Precondition failed: ResourceVersion in precondition: {opts.precondition_resource_version},"
                     f" ResourceVersion in object meta: {meta.get('resourceVersion')}",
                 )
+            await self._admit(DELETE, namespace, name, None, current.obj, opts)
             if meta.get("finalizers"):
                 if meta.get("deletionTimestamp"):
                     return WriteResult(current, 200)
@@ -764,7 +600,7 @@ class Registry:
                 marked["metadata"]["deletionGracePeriodSeconds"] = 0
                 marked["metadata"]["generation"] = meta.get("generation", 1) + 1
                 if opts.dry_run:
-                    return WriteResult(_unstored(marked), 200)
+                    return WriteResult(unstored(marked), 200)
                 try:
                     stored = await self.store.update(
                         current.key, marked, expected_revision=current.revision
@@ -786,7 +622,7 @@ class Registry:
 
     async def delete_collection(
         self, namespace: str | None, list_opts: ListOptions, opts: DeleteOptions
-    ) -> builtins.list[StoredObject]:
+    ) -> ListResult:
         listed = await self.list(
             namespace, ListOptions(list_opts.label_selector, list_opts.field_selector)
         )
@@ -800,7 +636,7 @@ class Registry:
                     continue
                 raise
             deleted.append(result.obj)
-        return deleted
+        return ListResult(deleted, self.store.revision)
 
 
 class _Retry(Exception):
@@ -837,22 +673,13 @@ def _same_managers(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return entries(old) == entries(new)
 
 
-def parse_resource_version(value: str) -> int:
-    try:
-        revision = int(value)
-    except ValueError:
-        raise errors.bad_request(f'invalid resource version "{value}"') from None
-    if revision < 0:
-        raise errors.bad_request(f'invalid resource version "{value}"')
-    return revision
-
-
 __all__ = [
     "DeleteOptions",
-    "KeyExistsError",
     "ListOptions",
     "ListResult",
+    "MainUpdate",
     "Registry",
+    "UpdateStrategy",
     "WriteOptions",
     "WriteResult",
     "now_rfc3339",

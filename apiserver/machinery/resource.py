@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-READ_ONLY_VERBS = ["get", "list", "watch"]
+VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+"""Every verb of a stored kind, in Kubernetes' alphabetical order."""
+READ_ONLY_VERBS = ("get", "list", "watch")
+"""A computed kind's verbs."""
+CREATE_ONLY_VERBS = ("create",)
+"""A review kind's verb: answered at once, never stored."""
 
 
 @dataclass(frozen=True)
@@ -18,13 +22,8 @@ class ResourceType:
     namespaced: bool
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    read_only: bool = False
-    """Served for get, list and watch only (a computed view); every write is 405."""
-
-    @property
-    def verbs(self) -> list[str]:
-        """The verbs discovery advertises, in Kubernetes' alphabetical order."""
-        return READ_ONLY_VERBS if self.read_only else VERBS
+    verbs: tuple[str, ...] = VERBS
+    """The verbs served (and advertised by discovery); any other is 405."""
 
     @property
     def group_version(self) -> str:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Generic, Self, TypeVar
 from ..api.field import FieldError
 from ..api.meta import KindModel
 from ..api.names import dns1123_subdomain_errors
-from .resource import ResourceType
+from .resource import VERBS, ResourceType
 from .selectors import FieldGetter
 from .table import AGE_COLUMN, NAME_COLUMN, Column, string_at
 
@@ -37,8 +37,9 @@ class Strategy(Generic[M]):
     short_names: ClassVar[tuple[str, ...]] = ()
     categories: ClassVar[tuple[str, ...]] = ()
     has_status: ClassVar[bool] = False
-    read_only: ClassVar[bool] = False
-    """A computed resource: get, list and watch only, served over a store of its own."""
+    verbs: ClassVar[tuple[str, ...]] = VERBS
+    """What the kind is served for: a stored kind every verb, a computed kind
+    ``READ_ONLY_VERBS``, a review kind ``CREATE_ONLY_VERBS``."""
     columns: ClassVar[tuple[Column, ...]] = ()
     extra_field_getters: ClassVar[Mapping[str, FieldGetter]] = {}
 
@@ -52,7 +53,7 @@ class Strategy(Generic[M]):
             namespaced=self.namespaced,
             short_names=self.short_names,
             categories=self.categories,
-            read_only=self.read_only,
+            verbs=self.verbs,
         )
 
     @classmethod
@@ -64,7 +65,8 @@ class Strategy(Generic[M]):
         return dns1123_subdomain_errors(name)
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
-        """Apply defaults to a new object (the status has already been dropped)."""
+        """Apply defaults to a new object (the status has already been dropped). Runs before
+        the object is parsed, so it must leave ill-typed parts alone for validation."""
 
     def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
         """Adjust a main-resource write before it is compared and validated (what the
@@ -74,10 +76,6 @@ class Strategy(Generic[M]):
     def validate(self, obj: M) -> list[FieldError]:
         """Validate the kind-specific parts of a new object."""
         return []
-
-    def admit_create(self, obj: dict[str, Any], *, user: str, dry_run: bool) -> None:
-        """Admission of a valid new object, just before it is stored: raise a ``StatusError``
-        (e.g. 429 with Retry-After) to refuse it. ``user`` is who asks (empty if unknown)."""
 
     def validate_update(self, new: M, old: M) -> list[FieldError]:
         """Validate an update of the main resource; by default the same as a create."""

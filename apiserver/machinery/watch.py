@@ -23,7 +23,9 @@ import orjson
 
 from ..storage import EventType, RevisionCompactedError, StorageError, StoredObject, WatchEvent
 from . import errors
-from .registry import ListOptions, Registry, parse_resource_version
+from .reader import parse_resource_version
+from .resource import ResourceType
+from .rest import ListOptions, Watcher
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 QUEUE_LIMIT = 1024
@@ -55,13 +57,15 @@ class WatchStream:
 
     def __init__(
         self,
-        registry: Registry,
+        registry: Watcher,
+        resource: ResourceType,
         namespace: str | None,
         request: WatchRequest,
         initial: list[StoredObject] | None,
         start_revision: int,
     ) -> None:
         self.registry = registry
+        self.resource = resource
         self.namespace = namespace
         self.request = request
         self.initial = initial
@@ -69,7 +73,7 @@ class WatchStream:
 
     @classmethod
     async def open(
-        cls, registry: Registry, namespace: str | None, request: WatchRequest
+        cls, registry: Watcher, resource: ResourceType, namespace: str | None, request: WatchRequest
     ) -> WatchStream:
         opts = request.list_options
         rv = opts.resource_version
@@ -86,14 +90,14 @@ class WatchStream:
                     resource_version_match="NotOlderThan" if rv not in ("", "0") else "",
                 ),
             )
-            return cls(registry, namespace, request, listed.items, listed.revision)
+            return cls(registry, resource, namespace, request, listed.items, listed.revision)
         start = parse_resource_version(rv) if rv not in ("", "0") else registry.store.revision
         if start > registry.store.revision and start > await registry.current_revision():
             raise errors.timeout(
                 f"Too large resource version: {start}, current: {registry.store.revision}",
                 [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
             )
-        return cls(registry, namespace, request, None, start)
+        return cls(registry, resource, namespace, request, None, start)
 
     async def items(self) -> AsyncGenerator[WatchItem, None]:
         deadline = time.monotonic() + self.request.timeout_seconds
@@ -106,7 +110,7 @@ class WatchStream:
         # backs up, and past its own limit the store ends the watch (the client re-watches).
         queue: asyncio.Queue[WatchEvent | BaseException | None] = asyncio.Queue(QUEUE_LIMIT)
         watch = self.registry.store.watch(
-            self.registry.resource.key_prefix(self.namespace), self.start_revision
+            self.resource.key_prefix(self.namespace), self.start_revision
         )
         pump = asyncio.create_task(_pump(watch, queue))
         interval = self.request.bookmark_interval

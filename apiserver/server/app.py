@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import platform
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -34,9 +34,7 @@ from ..machinery import errors
 from ..machinery.discovery import V2_CONTENT_TYPE, Discovery, etag, wants_aggregated
 from ..machinery.handlers import ResourceHandler, json_response, status_response
 from ..machinery.openapi import ServedKind, encode, v2_document, v3_document
-from ..machinery.registry import Registry
-from ..machinery.resource import ResourceType
-from ..machinery.strategy import Strategy
+from ..machinery.rest import Resource
 from ..storage import Store
 
 
@@ -63,48 +61,45 @@ class Service(Protocol):
 
 
 class APIServer:
-    """The served kinds over one store, and the documents that describe them."""
+    """The served resources over one store, and the documents that describe them."""
 
     def __init__(
         self,
         store: Store,
-        strategies: list[Strategy[Any]],
+        served: Sequence[Resource],
         settings: ServerSettings,
         *,
-        stores: Mapping[ResourceType, Store] | None = None,
         services: Sequence[Service] = (),
         metrics: CollectorRegistry | None = None,
     ) -> None:
-        """``stores``: resources served from a store of their own (computed views);
+        """``served``: every resource and subresource (``cluster.serve_kinds``);
         ``services``: what runs beside the server (sources, views, controllers);
         ``metrics``: the Prometheus registry /metrics serves, where services register theirs."""
         self.store = store
         self.settings = settings
         self.services = list(services)
         self.metrics = metrics if metrics is not None else CollectorRegistry()
-        own = stores or {}
-        self.registries = {
-            (s.resource.group, s.resource.version, s.resource.plural): Registry(
-                s, own.get(s.resource, store)
-            )
-            for s in strategies
-        }
+        self.served = list(served)
         self.handler = ResourceHandler(
-            self.registries,
+            {
+                (r.resource.group, r.resource.version, r.resource.plural, r.subresource): r
+                for r in served
+            },
             max_body_bytes=settings.max_body_bytes,
             min_request_timeout=settings.min_request_timeout,
             bookmark_interval=settings.bookmark_interval,
         )
-        self.discovery = Discovery((s.resource, s.has_status) for s in strategies)
-        served = [ServedKind(s.resource, s.model, s.has_status) for s in strategies]
-        self.openapi_v2 = encode(v2_document(served, "DRA extension API server"))
+        kinds = [r.strategy for r in served if not r.subresource]
+        self.discovery = Discovery((s.resource, s.has_status) for s in kinds)
+        documented = [ServedKind(s.resource, s.model, s.has_status) for s in kinds]
+        self.openapi_v2 = encode(v2_document(documented, "DRA extension API server"))
         self.openapi_v3: dict[str, tuple[bytes, str]] = {}
         by_gv: dict[str, list[ServedKind]] = {}
-        for kind in served:
+        for kind in documented:
             prefix = f"apis/{kind.resource.group}" if kind.resource.group else "api"
             by_gv.setdefault(f"{prefix}/{kind.resource.version}", []).append(kind)
-        for key, kinds in by_gv.items():
-            self.openapi_v3[key] = encode(v3_document(kinds, "DRA extension API server"))
+        for key, group_kinds in by_gv.items():
+            self.openapi_v3[key] = encode(v3_document(group_kinds, "DRA extension API server"))
         self.openapi_v3_root = orjson.dumps(
             {
                 "paths": {

@@ -1,28 +1,23 @@
-"""The device view as a part of the server: its sources, the view, the computed Device
-resource's store and the patch status controller, started and stopped together.
+"""The device view as a part of the server: the view over the cluster's sources, the
+computed Device resource's store and the patch status controller, started and stopped
+together.
 
-Standalone mode: the sources read our own store. Readiness: one check per source
-(``informer-<resource>``) and ``device-view`` (the first full build is done), so ``/readyz``
-answers 503 until the view can serve.
+The sources and the registries come from the ``Cluster`` (standalone or aggregated alike).
+Readiness: ``device-view`` (the first full build is done), so ``/readyz`` answers 503 until
+the view can serve.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..controllers import PatchStatusController, RegistryEventRecorder
+from ..controllers import PatchStatusController
 from ..devices import DeviceStore, DeviceView
 from ..kinds.device import DeviceStrategy
-from ..kinds.deviceclass import DeviceClassStrategy
-from ..kinds.event import EventStrategy
-from ..kinds.resourceslice import ResourceSliceStrategy
 from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from ..machinery.registry import Registry
-from ..machinery.resource import ResourceType
-from ..sources import StoreSource
-from ..storage import Store
-
-COMPONENT = "dra-apiserver"
+from ..machinery.computed import ComputedResource
+from ..machinery.rest import Resource
+from .cluster import COMPONENT, Cluster
 
 
 @dataclass
@@ -38,43 +33,37 @@ class DeviceViewOptions:
 
 
 class DeviceViewService:
-    def __init__(self, store: Store, group: str, options: DeviceViewOptions | None = None) -> None:
+    def __init__(
+        self, cluster: Cluster, group: str, options: DeviceViewOptions | None = None
+    ) -> None:
         options = options or DeviceViewOptions()
-        patch_strategy = ResourceSlicePatchStrategy.for_group(group)
-        self.slices = StoreSource(
-            store,
-            ResourceSliceStrategy.upstream().resource.key_prefix(),
-            name="resourceslices",
+        sources = cluster.sources
+        self.slices = sources.slices
+        self.view = DeviceView(
+            sources.slices, sources.classes, sources.patches, pause_gc=options.pause_gc
         )
-        self.classes = StoreSource(
-            store, DeviceClassStrategy.upstream().resource.key_prefix(), name="deviceclasses"
+        self.strategy = DeviceStrategy.for_group(group)
+        self.store = DeviceStore(
+            self.strategy.resource, window=options.window, max_pending=options.window
         )
-        self.patches = StoreSource(
-            store, patch_strategy.resource.key_prefix(), name="resourceslicepatches"
-        )
-        self.view = DeviceView(self.slices, self.classes, self.patches, pause_gc=options.pause_gc)
-        self.resource = DeviceStrategy.for_group(group).resource
-        self.store = DeviceStore(self.resource, window=options.window, max_pending=options.window)
         self.view.subscribe(self.store)
         self.controller: PatchStatusController | None = None
         if options.patch_status:
-            events = RegistryEventRecorder(Registry(EventStrategy.core(), store), COMPONENT)
+            patches = ResourceSlicePatchStrategy.for_group(group).resource
             self.controller = PatchStatusController(
                 self.view,
-                self.patches,
-                Registry(patch_strategy, store),
-                events,
+                sources.patches,
+                cluster.registry(patches),
+                cluster.events,
                 component=COMPONENT,
                 interval=options.status_interval,
             )
 
-    def stores(self) -> dict[ResourceType, Store]:
-        """The resources served from the view rather than from the main store."""
-        return {self.resource: self.store}
+    def served(self) -> list[Resource]:
+        """The computed Device kind, read from the view rather than from a store."""
+        return [ComputedResource(self.strategy, self.store)]
 
     async def start(self) -> None:
-        for source in (self.slices, self.classes, self.patches):
-            await source.start()
         await self.view.start()
         if self.controller is not None:
             await self.controller.start()
@@ -83,13 +72,7 @@ class DeviceViewService:
         if self.controller is not None:
             await self.controller.close()
         await self.view.close()
-        for source in (self.patches, self.classes, self.slices):
-            await source.close()
         await self.store.close()
 
     def readiness(self) -> dict[str, bool]:
-        checks = {
-            f"informer-{s.name}": s.has_synced for s in (self.slices, self.classes, self.patches)
-        }
-        checks["device-view"] = self.view.has_synced
-        return checks
+        return {"device-view": self.view.has_synced}

@@ -1,10 +1,10 @@
-"""ResourcePoolStatusRequests answered by the server (KEP-5677): the claim and request
-sources, the pool index over the device view, the controller and the TTL cleanup.
+"""ResourcePoolStatusRequests answered by the server (KEP-5677): the pool index over the
+device view and the cluster's claims, the controller and the TTL cleanup.
 
-It reuses the device view's slice source and view (the KEP's "reuse existing informers"),
-so it is started after the device view's service. Readiness: ``informer-resourceclaims``,
-``informer-resourcepoolstatusrequests`` and ``pool-status`` (the index has absorbed the
-view's devices), so ``/readyz`` does not claim ready before requests can be answered.
+It reuses the cluster's sources and the device view (the KEP's "reuse existing
+informers"), so it is started after the device view's service. Readiness: ``pool-status``
+(the index has absorbed the view's devices), so ``/readyz`` does not claim ready before
+requests can be answered.
 """
 
 from __future__ import annotations
@@ -19,12 +19,9 @@ from ..controllers import (
     PoolStatusRequestController,
     RequestCleaner,
 )
-from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
-from ..machinery.registry import Registry
-from ..sources import StoreSource
-from ..storage import Store
-from .deviceview import COMPONENT, DeviceViewService
+from .cluster import COMPONENT, Cluster
+from .deviceview import DeviceViewService
 
 
 @dataclass
@@ -43,27 +40,21 @@ class PoolStatusOptions:
 class PoolStatusService:
     def __init__(
         self,
-        store: Store,
+        cluster: Cluster,
         group: str,
         devices: DeviceViewService,
         options: PoolStatusOptions | None = None,
         metrics: CollectorRegistry | None = None,
     ) -> None:
         options = options or PoolStatusOptions()
-        strategy = ResourcePoolStatusRequestStrategy.for_group(group)
-        self.claims = StoreSource(
-            store, ResourceClaimStrategy.upstream().resource.key_prefix(), name="resourceclaims"
-        )
-        self.requests = StoreSource(
-            store, strategy.resource.key_prefix(), name="resourcepoolstatusrequests"
-        )
+        sources = cluster.sources
         self.index = PoolIndex(
-            devices.view, devices.slices, self.claims, freeze_gc=options.freeze_gc
+            devices.view, sources.slices, sources.claims, freeze_gc=options.freeze_gc
         )
-        registry = Registry(strategy, store)
+        registry = cluster.registry(ResourcePoolStatusRequestStrategy.for_group(group).resource)
         self.controller = PoolStatusRequestController(
             self.index,
-            self.requests,
+            sources.requests,
             registry,
             PoolStatusMetrics(metrics),
             component=COMPONENT,
@@ -71,12 +62,10 @@ class PoolStatusService:
             burst=options.burst,
         )
         self.cleaner = RequestCleaner(
-            self.requests, registry, ttl=options.ttl, pending_ttl=options.pending_ttl
+            sources.requests, registry, ttl=options.ttl, pending_ttl=options.pending_ttl
         )
 
     async def start(self) -> None:
-        await self.claims.start()
-        await self.requests.start()
         await self.index.start()
         await self.controller.start()
         await self.cleaner.start()
@@ -85,12 +74,6 @@ class PoolStatusService:
         await self.cleaner.close()
         await self.controller.close()
         await self.index.close()
-        await self.requests.close()
-        await self.claims.close()
 
     def readiness(self) -> dict[str, bool]:
-        return {
-            f"informer-{self.claims.name}": self.claims.has_synced,
-            f"informer-{self.requests.name}": self.requests.has_synced,
-            "pool-status": self.index.has_synced,
-        }
+        return {"pool-status": self.index.has_synced}

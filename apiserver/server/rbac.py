@@ -1,10 +1,11 @@
 """RBAC in standalone mode: the roles and bindings in the store feed the authorizer's index.
 
-One source per RBAC kind feeds the ``RBACIndex`` the ``RBACAuthorizer`` decides on; at
-start the bootstrap policy is created (or reconciled) and the sources are synced before
-the server takes requests, so the first request is decided on the whole policy. The
-aggregation controller keeps aggregated ClusterRoles' stored rules current. Readiness:
-``informer-<kind>`` per source and ``rbac-bootstrap``.
+``RBACPolicy`` is made first, because the cluster needs its authorizer and its escalation
+admission. ``RBACService`` then feeds the ``RBACIndex`` from one source per RBAC kind; at
+start it creates (or reconciles) the bootstrap policy through the cluster's registries and
+waits for the sources to sync before the server takes requests, so the first request is
+decided on the whole policy. The aggregation controller keeps aggregated ClusterRoles'
+stored rules current. Readiness: ``informer-<kind>`` per source and ``rbac-bootstrap``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..auth.rbac import RBACAuthorizer, RBACIndex
 from ..auth.rbac.bootstrap import policy
+from ..auth.rbac.escalation import EscalationGuard
 from ..controllers import ClusterRoleAggregationController, ensure_policy
 from ..kinds.rbac import (
     ClusterRoleBindingStrategy,
@@ -20,16 +22,27 @@ from ..kinds.rbac import (
     RoleBindingStrategy,
     RoleStrategy,
 )
-from ..machinery.registry import Registry
 from ..machinery.strategy import Strategy
 from ..sources import SourceEvent, StoreSource
-from ..storage import EventType, Store
+from ..storage import EventType
+from .cluster import StandaloneCluster
+
+
+class RBACPolicy:
+    """The index, the authorizer deciding on it, and the escalation admission."""
+
+    def __init__(self) -> None:
+        self.index = RBACIndex()
+        self.authorizer = RBACAuthorizer(self.index)
+        self.escalation = EscalationGuard(self.authorizer)
 
 
 class RBACService:
-    def __init__(self, store: Store, group: str, *, bootstrap: bool = True) -> None:
-        self.index = RBACIndex()
-        self.authorizer = RBACAuthorizer(self.index)
+    def __init__(
+        self, cluster: StandaloneCluster, rbac: RBACPolicy, group: str, *, bootstrap: bool = True
+    ) -> None:
+        self.index = rbac.index
+        self.authorizer = rbac.authorizer
         self.group = group
         self.bootstrap = bootstrap
         self.bootstrapped = False
@@ -39,9 +52,10 @@ class RBACService:
             RoleBindingStrategy.upstream(),
             ClusterRoleBindingStrategy.upstream(),
         ]
-        self.registries = {s.kind: Registry(s, store) for s in strategies}
+        self.registries = {s.kind: cluster.registry(s.resource) for s in strategies}
         self.sources = {
-            s.kind: StoreSource(store, s.resource.key_prefix(), name=s.plural) for s in strategies
+            s.kind: StoreSource(cluster.store, s.resource.key_prefix(), name=s.plural)
+            for s in strategies
         }
         for source in self.sources.values():
             source.add_handler(self._feed)

@@ -20,18 +20,20 @@ from ..auth import (
     generate_token_file,
     read_token_file,
 )
-from ..kinds import strategies
-from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from ..auth.reviewkinds import review_strategies
+from ..auth.reviews import EveryRule, RuleResolver
+from ..machinery.resource import VERBS
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
 from ..storage.sqlite import SQLiteStore
-from .app import APIServer, ServerSettings, build_app
+from .app import APIServer, ServerSettings, Service, build_app
 from .certs import ensure_serving_certs
+from .cluster import RateLimit, StandaloneCluster
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .poolstatus import PoolStatusOptions, PoolStatusService
-from .rbac import RBACService
+from .rbac import RBACPolicy, RBACService
 
 log = logging.getLogger("apiserver")
 
@@ -124,21 +126,39 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             files.ca_cert,
             token,
         )
-    served = strategies(options.group)
-    for strategy in served:
-        if isinstance(strategy, ResourcePoolStatusRequestStrategy):
-            strategy.limit_creation(
-                options.pool_status_create_rate, options.pool_status_create_burst
-            )
     store = open_store(options.storage, history=options.watch_history, options=options)
     if options.watch_cache:
         store = WatchCache(
             store,
-            prefixes=[s.resource.key_prefix() for s in served if not s.read_only],
+            prefixes=[
+                s.resource.key_prefix()
+                for s in StandaloneCluster.kinds(options.group)
+                if s.verbs == VERBS
+            ],
             window=options.watch_history,
         )
-    devices = DeviceViewService(
+    if options.authorization_mode not in ("RBAC", "AlwaysAllow"):
+        raise ValueError(
+            f"--authorization-mode must be RBAC or AlwaysAllow, not {options.authorization_mode!r}"
+        )
+    policy = RBACPolicy() if options.authorization_mode == "RBAC" else None
+    authorizer: Authorizer = policy.authorizer if policy is not None else AllowAuthenticated()
+    resolver: RuleResolver = policy.authorizer if policy is not None else EveryRule()
+    cluster = StandaloneCluster(
         store,
+        options.group,
+        authenticator=authenticator,
+        authorizer=authorizer,
+        pool_status_create_limit=RateLimit(
+            options.pool_status_create_rate, options.pool_status_create_burst
+        ),
+        admission=[policy.escalation] if policy is not None else [],
+        reviews=review_strategies(authenticator, authorizer, resolver),
+    )
+    # First among the services: the policy is in place before anything else starts.
+    rbac = RBACService(cluster, policy, options.group) if policy is not None else None
+    devices = DeviceViewService(
+        cluster,
         options.group,
         DeviceViewOptions(
             window=options.watch_history,
@@ -147,31 +167,20 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         ),
     )
     metrics = CollectorRegistry()
-    services: list[DeviceViewService | PoolStatusService | RBACService] = []
-    authorizer: Authorizer = AllowAuthenticated()
-    if options.authorization_mode not in ("RBAC", "AlwaysAllow"):
-        raise ValueError(
-            f"--authorization-mode must be RBAC or AlwaysAllow, not {options.authorization_mode!r}"
-        )
-    if options.authorization_mode == "RBAC":
-        rbac = RBACService(store, options.group)
-        services.append(rbac)  # first: the policy is in place before anything else starts
-        authorizer = rbac.authorizer
-    services.append(devices)
+    services: list[Service] = [*([rbac] if rbac is not None else []), cluster, devices]
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
         )
-        services.append(PoolStatusService(store, options.group, devices, pool_options, metrics))
+        services.append(PoolStatusService(cluster, options.group, devices, pool_options, metrics))
     server = APIServer(
         store,
-        served,
+        [*cluster.served(), *devices.served()],
         options.settings,
-        stores=devices.stores(),
         services=services,
         metrics=metrics,
     )
-    app = build_app(server, authenticator, authorizer)
+    app = build_app(server, cluster.authenticator, cluster.authorizer)
     config = uvicorn.Config(
         app,
         host=options.bind_address,

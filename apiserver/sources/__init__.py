@@ -6,7 +6,7 @@ so fields this server does not know survive), and ``MemorySource`` whose objects
 sets (tests, benchmarks).
 """
 
-from .backoff import Backoff
+from ..toolkit import Backoff
 from .informer import Informer
 from .interface import JSON, Handler, Source, SourceEvent, object_key, object_revision
 from .kube import KubeSource

@@ -1,11 +1,5 @@
 """What every source shares: the cache, handler dispatch, ``has_synced``, the revision, and
-the list/watch loop with its backoff.
-
-The loop lists (at start, and whenever the history the watch needs is gone), then watches
-until the watch ends, and watches again from where it was. A failure the source names
-transient (``transient``) is retried after a backoff, resuming the watch; an expired
-resourceVersion (``gone``) lists again; any other failure lists again after a backoff. A
-watch that ends soon without delivering anything waits a backoff before the next one.
+the list/watch loop (the toolkit's ``Reflector``, the same loop the watch cache runs).
 
 A concrete source implements ``_list`` and ``_watch`` and feeds the cache with
 ``_replace`` (a complete list at a revision), ``_apply`` (one watch event) and
@@ -16,18 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 
 from ..storage import EventType
 from ..tasks import BackgroundTask
-from .backoff import Backoff
+from ..toolkit import Backoff, Reflector
 from .cache import ObjectCache
 from .interface import JSON, Handler, SourceEvent
 
 log = logging.getLogger("apiserver.sources")
-
-QUICK_END = 1.0
-"""A watch that ends sooner than this without delivering anything waits a backoff first."""
 
 
 class Informer:
@@ -44,18 +34,39 @@ class Informer:
         backoff: Backoff | None = None,
     ) -> None:
         self.name = name
-        self.backoff = backoff or Backoff()
         self.cache = ObjectCache()
         self._handlers: list[Handler] = []
         self._synced = asyncio.Event()
         self._revision = 0
-        self._task = BackgroundTask(f"source {name}", self._run, log)
-        self.relists = 0
+        self.reflector = Reflector(
+            f"source {name}",
+            list_all=self._list,
+            watch=self._watch,
+            gone=self.gone,
+            transient=self.transient,
+            log=log,
+            backoff=backoff,
+        )
+        self._task = BackgroundTask(f"source {name}", self.reflector.run, log)
+
+    @property
+    def backoff(self) -> Backoff:
+        return self.reflector.backoff
+
+    @property
+    def relists(self) -> int:
         """How many times the source listed again after its first list."""
-        self.expirations = 0
+        return self.reflector.relists
+
+    @property
+    def expirations(self) -> int:
         """How many times its resourceVersion was too old for a watch (410 Gone)."""
-        self.failures = 0
+        return self.reflector.expirations
+
+    @property
+    def failures(self) -> int:
         """How many list or watch attempts failed and were retried after a backoff."""
+        return self.reflector.failures
 
     # -- the Source interface ----------------------------------------------------
 
@@ -87,31 +98,6 @@ class Informer:
 
     # -- for the implementations -------------------------------------------------
 
-    async def _run(self) -> None:
-        relist = not self.has_synced  # started again: resume the watch where it stopped
-        while True:
-            try:
-                if relist:
-                    await self._list()
-                    self.backoff.reset()
-                    relist = False
-                began = time.monotonic()
-                if not await self._watch() and time.monotonic() - began < QUICK_END:
-                    await self.backoff.wait()  # the watch ended at once: do not spin
-            except self.gone as err:
-                log.info("source %s: %s; listing again", self.name, err)
-                self.expirations += 1
-                relist = True
-            except self.transient as err:
-                self.failures += 1
-                log.warning("source %s: %s; retrying", self.name, err)
-                await self.backoff.wait()
-            except Exception:
-                self.failures += 1
-                log.exception("source %s failed; listing again", self.name)
-                relist = True
-                await self.backoff.wait()
-
     async def _list(self) -> None:
         """List every object and ``_replace`` the cache with them."""
         raise NotImplementedError
@@ -130,8 +116,6 @@ class Informer:
 
     def _replace(self, items: list[JSON], revision: int) -> None:
         """A complete list read at ``revision``: the cache becomes exactly that."""
-        if self.has_synced:
-            self.relists += 1
         events = self.cache.replace(items)
         self._revision = revision
         for event in events:

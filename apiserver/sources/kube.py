@@ -20,7 +20,7 @@ import aiohttp
 import orjson
 
 from ..storage import EventType
-from .backoff import Backoff
+from ..toolkit import Backoff
 from .informer import Informer
 from .interface import JSON
 

@@ -7,7 +7,6 @@ ordered across kinds, as they are in one store).
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import itertools
 from collections.abc import Iterable
@@ -47,13 +46,10 @@ class MemorySource(Informer):
         return stamped
 
     async def start(self) -> None:
+        # Nothing to list or watch: changes come through put and remove.
         if not self.has_synced:
             self._replace(self._initial, self.clock.current)
             self._initial = []
-        await super().start()
-
-    async def _run(self) -> None:
-        await asyncio.Event().wait()  # nothing to follow: changes come through put/remove
 
     def put(self, obj: JSON) -> JSON:
         """Add or replace an object (a copy, stamped with the next revision)."""

@@ -15,7 +15,7 @@ import asyncio
 
 from ..storage import RevisionCompactedError, StorageError, Store, Watch
 from ..tasks import BackgroundTask
-from .backoff import Backoff
+from ..toolkit import Backoff
 from .informer import Informer, log
 from .interface import JSON
 

@@ -8,7 +8,16 @@ from .errors import (
     StorageError,
     StorageUnavailableError,
 )
-from .interface import EventType, ListPage, Store, StoredObject, Watch, WatchEvent, prefix_end
+from .interface import (
+    EventType,
+    ListPage,
+    ReadableStore,
+    Store,
+    StoredObject,
+    Watch,
+    WatchEvent,
+    prefix_end,
+)
 
 __all__ = [
     "EventType",
@@ -16,6 +25,7 @@ __all__ = [
     "KeyNotFoundError",
     "ListPage",
     "PreconditionFailedError",
+    "ReadableStore",
     "RevisionCompactedError",
     "StorageError",
     "StorageUnavailableError",

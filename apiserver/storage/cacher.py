@@ -36,6 +36,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..tasks import BackgroundTask
+from ..toolkit import Backoff, Reflector
 from .errors import RevisionCompactedError, StorageError
 from .fanout import Fanout, FollowingWatch
 from .interface import EventType, ListPage, Store, StoredObject, Watch, WatchEvent, prefix_end
@@ -72,7 +73,17 @@ class _PrefixCache:
         self._changed = asyncio.Event()
         self._synced_event = asyncio.Event()
         self._upstream: Watch | None = None
-        self._task = BackgroundTask(f"watch-cache {prefix}", self._run, log)
+        self.reflector = Reflector(
+            f"watch cache {prefix}",
+            list_all=self._list,
+            watch=self._watch,
+            gone=(RevisionCompactedError,),
+            transient=(StorageError,),
+            log=log,
+            backoff=Backoff(initial=0.05, maximum=1.0),
+            must_list=self._unsync,
+        )
+        self._task = BackgroundTask(f"watch-cache {prefix}", self.reflector.run, log)
 
     def start(self) -> None:
         self._task.start()
@@ -81,43 +92,26 @@ class _PrefixCache:
         await self._task.close()
         self.fanout.close_all()
 
-    # -- the reflector -------------------------------------------------------------------
+    # -- the reflector's list and watch ---------------------------------------------
 
-    async def _run(self) -> None:
-        backoff = 0.05
-        while True:
-            watch: Watch | None = None
-            delivered = False
-            try:
-                if not self.synced:
-                    self._replace(await self.backend.list(self.prefix))
-                watch = self.backend.watch(self.prefix, self.revision)
-                self._upstream = watch
-                watch.on_progress = self._notify
-                async for event in watch:
-                    self._apply(event)
-                    delivered = True
-                    backoff = 0.05
-            except asyncio.CancelledError:
-                raise
-            except RevisionCompactedError as exc:
-                log.info("watch cache %s relists: %s", self.prefix, exc)
-                self._unsync()
+    async def _list(self) -> None:
+        self._replace(await self.backend.list(self.prefix))
+
+    async def _watch(self) -> bool:
+        watch = self.backend.watch(self.prefix, self.revision)
+        self._upstream = watch
+        watch.on_progress = self._notify
+        delivered = False
+        try:
+            async for event in watch:
+                self._apply(event)
                 delivered = True
-            except StorageError as exc:
-                log.warning("watch cache %s: upstream failed, retrying: %s", self.prefix, exc)
-            except Exception:
-                log.exception("watch cache %s failed; relisting", self.prefix)
-                self._unsync()
-            finally:
-                self._upstream = None
-                if watch is not None:
-                    with contextlib.suppress(Exception):
-                        await watch.close()
-                self._notify()
-            if not delivered:
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 1.0)
+        finally:
+            self._upstream = None
+            with contextlib.suppress(Exception):
+                await watch.close()
+            self._notify()
+        return delivered
 
     def _unsync(self) -> None:
         self.synced = False

@@ -101,7 +101,10 @@ class Watch(ABC):
         """Ask the backend to report progress on this stream (nothing to ask by default)."""
 
 
-class Store(Protocol):
+class ReadableStore(Protocol):
+    """What serving reads needs: get, list and watch at revisions. A computed view (the
+    Device kind) is one; it has no writes to refuse."""
+
     async def start(self) -> None: ...
 
     async def close(self) -> None: ...
@@ -136,6 +139,14 @@ class Store(Protocol):
         """Keys under ``prefix`` from ``start`` (inclusive), at most ``limit`` (0: all)."""
         ...
 
+    def watch(self, prefix: str, revision: int) -> Watch:
+        """Events under ``prefix`` after ``revision``. Raises RevisionCompactedError on iteration."""
+        ...
+
+
+class Store(ReadableStore, Protocol):
+    """A store of objects: the reads, and writes with preconditions."""
+
     async def create(self, key: str, obj: dict[str, Any]) -> StoredObject:
         """Store a new object; sets its ``metadata.resourceVersion``. Raises KeyExistsError."""
         ...
@@ -148,10 +159,6 @@ class Store(Protocol):
 
     async def delete(self, key: str, *, expected_revision: int | None) -> StoredObject:
         """Remove an object; returns its last state stamped with the deletion revision."""
-        ...
-
-    def watch(self, prefix: str, revision: int) -> Watch:
-        """Events under ``prefix`` after ``revision``. Raises RevisionCompactedError on iteration."""
         ...
 
     async def compact(self, revision: int) -> None:

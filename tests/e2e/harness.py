@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import ssl
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
-import yaml
+
+from devtools.apiserver import admin_token, serve_command
+from devtools.process import ChildProcess, free_port, http_probe
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -30,12 +29,6 @@ def kubectl_binary() -> str:
     return found
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class ServerProcess:
     """A running server process and everything needed to talk to it."""
@@ -43,8 +36,10 @@ class ServerProcess:
     workdir: Path
     port: int
     extra_args: list[str] = field(default_factory=list)
-    proc: subprocess.Popen[bytes] | None = None
     storage: str | None = None  # a --storage URL; by default an SQLite file in workdir
+
+    def __post_init__(self) -> None:
+        self.process = ChildProcess("server", self.log, cwd=REPO)
 
     @property
     def url(self) -> str:
@@ -72,74 +67,34 @@ class ServerProcess:
 
     @property
     def token(self) -> str:
-        config = yaml.safe_load(self.kubeconfig.read_text())
-        return str(config["users"][0]["user"]["token"])
+        return admin_token(self.workdir)
 
     def start(self, timeout: float = 30.0) -> ServerProcess:
-        args = [
-            sys.executable,
-            "-m",
-            "apiserver",
-            "serve",
-            "--bind-address",
-            "127.0.0.1",
-            "--secure-port",
-            str(self.port),
-            "--storage",
-            self.storage or f"sqlite:///{self.db}",
-            "--cert-dir",
-            str(self.cert_dir),
-            "--kubeconfig-out",
-            str(self.kubeconfig),
-            "--log-level",
-            "warning",
-            # Most tests own the status of their patches; a test that wants the server to
-            # write it (and its Events) passes --patch-status, which wins as the later flag.
-            "--no-patch-status",
-            # Likewise for pool status requests (their status, their cleanup, and the
-            # per-user creation limit): --pool-status and a rate turn them back on.
-            "--no-pool-status",
-            "--pool-status-create-rate",
-            "0",
-            *self.extra_args,
-        ]
-        log = open(self.log, "ab")  # noqa: SIM115 - the process owns it while it runs
-        self.proc = subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"server exited with {self.proc.returncode}:\n{self.log.read_text()}"
-                )
-            try:
-                if (
-                    self.ca.exists()
-                    and httpx.get(
-                        f"{self.url}/readyz", verify=self.ssl_context(), timeout=1
-                    ).status_code
-                    == 200
-                ):
-                    return self
-            except (httpx.HTTPError, ssl.SSLError):
-                pass  # not listening yet, or the CA file is still being written
-            time.sleep(0.1)
-        raise RuntimeError(f"server not ready after {timeout}s:\n{self.log.read_text()}")
+        args = serve_command(
+            self.workdir,
+            self.port,
+            self.storage,
+            [
+                # Most tests own the status of their patches; a test that wants the server to
+                # write it (and its Events) passes --patch-status, which wins as the later flag.
+                "--no-patch-status",
+                # Likewise for pool status requests (their status, their cleanup, and the
+                # per-user creation limit): --pool-status and a rate turn them back on.
+                "--no-pool-status",
+                "--pool-status-create-rate",
+                "0",
+                *self.extra_args,
+            ],
+        )
+        self.process.start(args, http_probe(f"{self.url}/readyz", self.ssl_context), timeout)
+        return self
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
+        self.process.stop()
 
     def kill9(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.proc = None
+        assert self.process.running
+        self.process.kill()
 
     def ssl_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(self.ca))

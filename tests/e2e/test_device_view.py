@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +16,13 @@ import pytest
 
 from apiserver.api.resource.mixins import flatten_slice
 from apiserver.cel import EvaluationError, compile_selector, device_value, evaluate
+from devtools.waiting import wait_for
 
 from .harness import REPO, ServerProcess, start_server
 from .objects import GROUP, TABLE, is_status, unique
 
 DEVICES = f"/apis/{GROUP}/v1alpha3/devices"
 EXAMPLES = REPO / "examples"
-WAIT = 30.0
 
 
 @pytest.fixture(scope="module")
@@ -77,16 +76,6 @@ def devices_of(client: httpx.Client, driver: str) -> dict[str, dict[str, Any]]:
     resp = client.get(DEVICES, params={"fieldSelector": f"spec.driver={driver}"})
     assert resp.status_code == 200, resp.text
     return {d["metadata"]["name"]: d for d in resp.json()["items"]}
-
-
-def wait_for(check: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def cel_matches(expression: str, objects: dict[str, dict[str, Any]]) -> set[str]:
@@ -355,10 +344,20 @@ def test_a_server_without_the_status_controller_leaves_status_alone(tmp_path: Pa
     proc = start_server(tmp_path / "quiet")
     try:
         name = unique("quiet")
-        apply(proc, patch(name, attributes={"example.com/x": {"bool": True}}))
+        driver = f"{unique('quiet')}.example.com"
+        apply(
+            proc,
+            gpu_slice(driver, "node-q", ["a100"]),
+            patch(name, attributes={"example.com/x": {"bool": True}}),
+        )
+
+        def applied() -> bool:
+            [device] = devices_of(client, driver).values() or [{}]
+            return [p["name"] for p in device.get("status", {}).get("patchedBy", [])] == [name]
+
+        # The view has matched the patch: with the controller on, its status follows.
         with proc.client() as client:
-            wait_for(lambda: client.get(DEVICES).status_code == 200, "the device list")
-        time.sleep(0.5)
+            wait_for(applied, "the patch on the device")
         got = json.loads(proc.kubectl("get", "rsp", name, "-o", "json").stdout)
         assert "status" not in got
     finally:

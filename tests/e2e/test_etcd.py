@@ -18,7 +18,8 @@ import httpx
 import orjson
 import pytest
 
-from apiserver.storage.localetcd import LocalEtcd
+from devtools.localetcd import LocalEtcd
+from devtools.waiting import eventually
 
 from .harness import ServerProcess, start_server
 
@@ -142,8 +143,7 @@ async def test_two_replicas_see_each_others_writes_and_watch_events(
     a_server, b_server = replicas
     async with clients(a_server, b_server) as (a, b):
         start = rv((await b.get(RSP)).json())
-        on_b = Watcher(b, start)
-        await asyncio.sleep(0.2)
+        on_b = Watcher(b, start)  # sees every write after start, whenever it connects
 
         for i in range(10):
             obj = created(await a.post(RSP, json=rsp(f"from-a-{i}", i)))
@@ -274,14 +274,11 @@ async def test_etcd_outage_is_503_then_service_resumes_and_keeps_acknowledged_wr
 
             durable_etcd.start()
 
-            async def serving() -> None:
+            async def serving() -> bool:
                 # Polls the server: nothing in this process can signal etcd being back.
-                for _ in itertools.count():
-                    if (await client.get(RSP)).status_code == 200:
-                        return
-                    await asyncio.sleep(0.1)
+                return (await client.get(RSP)).status_code == 200
 
-            await asyncio.wait_for(serving(), HANG)
+            await eventually(serving, "the server to serve again", timeout=HANG)
             after = created(await client.post(RSP, json=rsp("after")))
 
             listed = (await client.get(RSP)).json()

@@ -238,6 +238,7 @@ def test_story_1_cluster_administrator(cluster: ServerProcess, tmp_path: Path) -
     assert cluster.kubectl("get", f"rpsr/{name}", check=False).returncode != 0
 
 
+# The KEP's one-liner as written; its `sleep 2` is the user's own wait, part of the story.
 STORY_2 = """kubectl create -f - <<EOF && sleep 2 && \\
   kubectl get rpsr/debug-check -o jsonpath='{.status.pools[*]}'
 apiVersion: resource.k8s.io/v1alpha1

@@ -15,7 +15,8 @@ import httpx
 import orjson
 import pytest
 
-from apiserver.storage.localetcd import LocalEtcd
+from devtools.localetcd import LocalEtcd
+from devtools.waiting import eventually
 
 from .harness import ServerProcess, start_server
 from .objects import RPSR_PATH, rpsr
@@ -51,16 +52,6 @@ def replicas(tmp_path: Path, etcd: LocalEtcd) -> Iterator[tuple[ServerProcess, S
     yield a, b
     a.stop()
     b.stop()
-
-
-async def eventually(check: Any) -> None:
-    async def poll() -> None:
-        for _ in itertools.count():
-            if await check():
-                return
-            await asyncio.sleep(0.05)
-
-    await asyncio.wait_for(poll(), HANG)
 
 
 async def status_writes(
@@ -106,11 +97,10 @@ async def test_each_request_is_answered_once_by_two_replicas(
             counts = [len((await c.get(DEVICES)).json()["items"]) for c in (a, b)]
             return counts == [12, 12]
 
-        await eventually(both_views_have_them)
+        await eventually(both_views_have_them, timeout=HANG)
         since = (await a.get(RPSR_PATH)).json()["metadata"]["resourceVersion"]
         seen: dict[str, list[dict[str, Any]]] = {}
-        watching = asyncio.create_task(status_writes(a, since, seen, "done"))
-        await asyncio.sleep(0.2)
+        watching = asyncio.create_task(status_writes(a, since, seen, "done"))  # from since on
 
         names = [f"twice-{i}" for i in range(REQUESTS)]
         replies = await asyncio.gather(
@@ -130,7 +120,7 @@ async def test_each_request_is_answered_once_by_two_replicas(
             }
             return set(names) <= done
 
-        await eventually(all_answered)
+        await eventually(all_answered, timeout=HANG)
         marked = await b.patch(
             f"{RPSR_PATH}/{names[0]}",
             content=b'{"metadata":{"labels":{"marker":"done"}}}',

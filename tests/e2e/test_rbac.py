@@ -291,3 +291,191 @@ def test_roles_and_role_bindings_printed_as_kubectl_prints_them(rbac_server: RBA
     rbac_server.kubectl_as("bob", "get", "resourceclaims", "-n", "printing")
     denied = rbac_server.kubectl_as("bob", "get", "resourceclaims", "-n", "elsewhere", check=False)
     assert 'in the namespace "elsewhere"' in denied
+
+
+def test_whoami(rbac_server: RBACServer) -> None:
+    out = rbac_server.kubectl_as("grace", "auth", "whoami", "-o", "yaml")
+    review = yaml.safe_load(out)
+    assert review["kind"] == "SelfSubjectReview"
+    assert review["status"]["userInfo"]["username"] == "grace"
+    assert review["status"]["userInfo"]["groups"] == ["team-grace", "system:authenticated"]
+    table = rbac_server.kubectl_as("grace", "auth", "whoami")
+    assert "grace" in table
+    assert "team-grace" in table
+    impersonated = rbac_server.proc.kubectl("--as=bob", "--as-group=g1", "auth", "whoami").stdout
+    assert "bob" in impersonated
+    assert "g1" in impersonated
+
+
+CAN_I = [
+    # (user, args, expected answer)
+    ("grace", ["create", "resourcepoolstatusrequests"], "yes"),
+    ("grace", ["get", "resourcepoolstatusrequests/some-name"], "yes"),
+    ("grace", ["list", "resourcepoolstatusrequests"], "yes"),
+    ("grace", ["update", "resourcepoolstatusrequests"], "no"),
+    ("grace", ["list", "resourceclaims", "-A"], "no"),
+    ("grace", ["create", "selfsubjectaccessreviews.authorization.k8s.io"], "yes"),
+    ("grace", ["get", "/apis"], "yes"),
+    ("grace", ["get", "/metrics"], "no"),
+    ("bob", ["list", "resourceclaims", "-n", "team-a"], "yes"),
+    ("bob", ["list", "resourceclaims", "-n", "team-b"], "no"),
+    ("bob", ["delete", "resourceclaims", "-n", "team-a"], "no"),
+    ("judy", ["list", "resourceslicepatches"], "yes"),
+    ("judy", ["get", "resourceslicepatches", "--subresource=status"], "yes"),
+    ("judy", ["delete", "resourceslicepatches"], "no"),
+    ("admin", ["delete", "deviceclasses"], "yes"),
+    ("admin", ["get", "/anything"], "yes"),
+]
+
+
+@pytest.mark.parametrize(
+    ("user", "args", "answer"), CAN_I, ids=[f"{c[0]} {' '.join(c[1])}" for c in CAN_I]
+)
+def test_can_i(rbac_server: RBACServer, user: str, args: list[str], answer: str) -> None:
+    _grant_story_roles(rbac_server)
+    result = rbac_server.proc.kubectl(
+        f"--token={rbac_server.tokens[user]}", "auth", "can-i", *args, check=False
+    )
+    assert result.stdout.strip() == answer, result.stderr
+    assert result.returncode == (0 if answer == "yes" else 1)
+
+
+def test_can_i_as_another_user(rbac_server: RBACServer) -> None:
+    _grant_story_roles(rbac_server)
+    kubectl = rbac_server.proc.kubectl
+    assert (
+        kubectl(
+            "auth", "can-i", "create", "resourcepoolstatusrequests", "--as=grace"
+        ).stdout.strip()
+        == "yes"
+    )
+    no = kubectl("auth", "can-i", "list", "resourceclaims", "-A", "--as=grace", check=False)
+    assert no.stdout.strip() == "no"
+    group = kubectl(
+        "auth", "can-i", "list", "resourceslicepatches", "--as=x", "--as-group=team-judy"
+    )
+    assert group.stdout.strip() == "yes"
+
+
+def test_can_i_list(rbac_server: RBACServer) -> None:
+    _grant_story_roles(rbac_server)
+    listed = rbac_server.kubectl_as("grace", "auth", "can-i", "--list")
+    header = listed.splitlines()[0].split()
+    assert header == ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]
+    row = next(
+        line
+        for line in listed.splitlines()
+        if line.startswith("resourcepoolstatusrequests.resource.k8s.io")
+    )
+    assert "[create get list delete]" in row
+    assert "selfsubjectaccessreviews.authorization.k8s.io" in listed
+    assert "resourceclaims" not in listed
+
+
+def test_subject_access_review_for_another_user(rbac_server: RBACServer) -> None:
+    _grant_story_roles(rbac_server)
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": "grace",
+            "groups": ["team-grace"],
+            "resourceAttributes": {
+                "verb": "list",
+                "group": "resource.k8s.io",
+                "resource": "resourceclaims",
+            },
+        },
+    }
+    with rbac_server.proc.client() as client:
+        answered = client.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", json=review)
+        assert answered.status_code == 201
+        assert answered.json()["status"] == {"allowed": False}
+        invalid = client.post(
+            "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+            json={**review, "spec": {"user": "grace"}},
+        )
+        assert invalid.status_code == 422
+        assert "spec.resourceAttributes" in invalid.text
+        # Nothing is stored: there is nothing to list.
+        assert client.get("/apis/authorization.k8s.io/v1/subjectaccessreviews").status_code == 405
+    with rbac_server.client("grace") as client:
+        refused = client.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", json=review)
+        assert refused.status_code == 403  # only system:auth-delegator holders may ask
+
+
+def test_token_review(rbac_server: RBACServer) -> None:
+    review = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenReview",
+        "spec": {"token": rbac_server.tokens["bob"]},
+    }
+    with rbac_server.proc.client() as client:
+        answered = client.post("/apis/authentication.k8s.io/v1/tokenreviews", json=review)
+        assert answered.status_code == 201
+        status = answered.json()["status"]
+        assert status["authenticated"] is True
+        assert status["user"]["username"] == "bob"
+        wrong = client.post(
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+            json={**review, "spec": {"token": "nope"}},
+        )
+        assert wrong.json()["status"]["authenticated"] is False
+
+
+def test_nobody_grants_more_than_they_hold(rbac_server: RBACServer) -> None:
+    kubectl = rbac_server.proc.kubectl
+    kubectl(
+        "apply",
+        "-f",
+        "-",
+        input="""\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: judy-admin, namespace: judy-ns}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: judy}]
+""",
+    )
+    # Within what admin holds in judy-ns: allowed.
+    rbac_server.kubectl_as(
+        "judy",
+        "create",
+        "rolebinding",
+        "edit-for-bob",
+        "--clusterrole=edit",
+        "--user=bob",
+        "-n",
+        "judy-ns",
+    )
+    # cluster-admin holds more than judy does there: refused, naming what is missing.
+    refused = rbac_server.kubectl_as(
+        "judy",
+        "create",
+        "rolebinding",
+        "root-for-bob",
+        "--clusterrole=cluster-admin",
+        "--user=bob",
+        "-n",
+        "judy-ns",
+        check=False,
+    )
+    assert 'rolebindings.rbac.authorization.k8s.io "root-for-bob" is forbidden' in refused
+    assert "is attempting to grant RBAC permissions not currently held" in refused
+    role = rbac_server.kubectl_as(
+        "judy",
+        "create",
+        "role",
+        "classes",
+        "--verb=create",
+        "--resource=deviceclasses",
+        "-n",
+        "judy-ns",
+        check=False,
+    )
+    assert 'roles.rbac.authorization.k8s.io "classes" is forbidden' in role
+    assert 'Resources:["deviceclasses"]' in role
+    assert (
+        "NotFound"
+        in kubectl("get", "rolebinding", "root-for-bob", "-n", "judy-ns", check=False).stderr
+    )

@@ -15,8 +15,8 @@ import pytest
 from apiserver.storage import Store
 from apiserver.storage.cacher import WatchCache
 from apiserver.storage.etcd import EtcdConfig, EtcdStore
-from apiserver.storage.localetcd import LocalEtcd
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.localetcd import LocalEtcd
 
 BACKENDS = ["sqlite", "etcd", "sqlite+cache", "etcd+cache"]
 _prefixes = itertools.count()

@@ -4,7 +4,6 @@ readiness, and consistent reads across two caches (two replicas) on one etcd."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,9 @@ from apiserver.storage import (
     WatchEvent,
 )
 from apiserver.storage.cacher import WatchCache, kind_prefix
-from apiserver.storage.localetcd import LocalEtcd
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.localetcd import LocalEtcd
+from devtools.waiting import eventually
 
 from .conftest import etcd_store, unique_prefix
 
@@ -75,18 +75,6 @@ class _Gone(Watch):
 
     async def close(self) -> None:
         return None
-
-
-async def eventually(check: Any) -> None:
-    """Wait until ``check()`` holds; it reads state that background tasks change."""
-
-    async def poll() -> None:
-        for _ in itertools.count():
-            if check():
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), HANG)
 
 
 @pytest.fixture
@@ -228,7 +216,7 @@ async def test_upstream_410_relists_and_closes_watchers(
     watch = cache.watch(PREFIX, start)
     events = aiter(watch)
     pending = asyncio.ensure_future(anext(events))
-    await asyncio.sleep(0.05)
+    await eventually(lambda: watch.progress() is not None, "the watch to wait for events")
     lists_before = backend.calls["list"]
     # The next upstream watch finds the cache's revision gone; break the current one.
     backend.gone = True

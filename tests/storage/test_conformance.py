@@ -28,6 +28,7 @@ from apiserver.storage import (
     Store,
     WatchEvent,
 )
+from devtools.waiting import eventually
 
 PREFIX = "/test/items/"
 # A safety net so a broken watch fails the test instead of hanging it; never a measure.
@@ -374,7 +375,7 @@ async def test_watch_ends_when_closed(store: Store) -> None:
     watch = store.watch(PREFIX, await store.current_revision())
     events = aiter(watch)
     pending = asyncio.ensure_future(anext(events))
-    await asyncio.sleep(0.05)
+    await eventually(lambda: watch.progress() is not None, "the watch to wait for events")
     await watch.close()
     with pytest.raises(StopAsyncIteration):
         await asyncio.wait_for(pending, HANG)
@@ -390,10 +391,7 @@ async def test_watch_progress_covers_delivered_events(store: Store) -> None:
         assert first.revision == created.revision
         # Waiting for the next event means everything before it was delivered.
         pending = asyncio.ensure_future(anext(events))
-        for _ in range(5):
-            await asyncio.sleep(0)
-        progress = watch.progress()
-        assert progress is not None
+        progress = await eventually(watch.progress, "the watch to report its progress")
         assert progress >= created.revision
         mine = await store.create(key("b"), item("b"))
         event = await asyncio.wait_for(pending, HANG)
@@ -554,11 +552,11 @@ async def test_watch_with_selector_turns_updates_into_added_and_deleted(
     created = await registry.create(None, patch_body("w", "x"), OPTS)
     stream = await WatchStream.open(
         registry,
+        registry.resource,
         None,
         WatchRequest(options("tier=gold", resource_version=str(created.obj.revision))),
     )
-    collected = asyncio.ensure_future(items_of(stream, 2))
-    await asyncio.sleep(0.05)
+    collected = asyncio.ensure_future(items_of(stream, 2))  # from the created revision on
     gold = patch_body("w", "gold")
     gold["metadata"]["resourceVersion"] = str(created.obj.revision)
     now_gold = await registry.update(None, "w", gold, OPTS)
@@ -577,6 +575,7 @@ async def test_watch_sends_initial_events_then_bookmark_then_live(registry: Regi
     await registry.create(None, patch_body("b", "x"), OPTS)
     stream = await WatchStream.open(
         registry,
+        registry.resource,
         None,
         WatchRequest(
             options(resource_version=""),
@@ -585,8 +584,8 @@ async def test_watch_sends_initial_events_then_bookmark_then_live(registry: Regi
             bookmark_interval=0.05,
         ),
     )
+    # The initial events are the list taken when the stream opened: c comes after them.
     collected = asyncio.ensure_future(items_of(stream, 4))
-    await asyncio.sleep(0.05)
     c = await registry.create(None, patch_body("c", "x"), OPTS)
     got = await collected
     assert [(i.type, i.obj.obj["metadata"]["name"] if i.obj else None) for i in got] == [
@@ -604,6 +603,7 @@ async def test_idle_watch_gets_bookmarks_at_its_revision(registry: Registry) -> 
     created = await registry.create(None, patch_body("a", "x"), OPTS)
     stream = await WatchStream.open(
         registry,
+        registry.resource,
         None,
         WatchRequest(
             options(resource_version="0"),
@@ -613,8 +613,7 @@ async def test_idle_watch_gets_bookmarks_at_its_revision(registry: Registry) -> 
         ),
     )
     started = stream.start_revision
-    collected = asyncio.ensure_future(items_of(stream, 2))
-    await asyncio.sleep(0.05)
+    collected = asyncio.ensure_future(items_of(stream, 2))  # from the start revision on
     b = await registry.create(None, patch_body("b", "x"), OPTS)
     got = await collected
     assert started >= created.obj.revision
@@ -631,7 +630,10 @@ async def test_watch_from_a_compacted_revision_ends_with_410(
         await registry.create(None, patch_body(f"more{i}", "x"), OPTS)
     await store.compact(store.revision)
     stream = await WatchStream.open(
-        registry, None, WatchRequest(options(resource_version=str(first.obj.revision)))
+        registry,
+        registry.resource,
+        None,
+        WatchRequest(options(resource_version=str(first.obj.revision))),
     )
     got = await items_of(stream, 1)
     assert got[0].type == "ERROR"

@@ -4,6 +4,7 @@ several endpoints, TLS client certificates, and which etcd versions order progre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import ipaddress
 from pathlib import Path
@@ -18,7 +19,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from apiserver.storage import StorageUnavailableError
+from apiserver.storage import StorageUnavailableError, StoredObject
 from apiserver.storage.etcd import (
     EtcdConfig,
     EtcdStore,
@@ -26,7 +27,9 @@ from apiserver.storage.etcd import (
     progress_is_ordered,
     with_revision,
 )
-from apiserver.storage.localetcd import LocalEtcd, ServerTLS, free_port
+from devtools.localetcd import LocalEtcd, ServerTLS
+from devtools.process import free_port
+from devtools.waiting import eventually
 
 from .conftest import etcd_store, unique_prefix
 
@@ -160,15 +163,12 @@ async def test_store_comes_back_when_etcd_restarts(tmp_path: Path) -> None:
         assert store.readiness() == {"etcd": False}
         server.start()
 
-        async def back() -> None:
-            while True:
-                try:
-                    return await store.get("/g/p/a")
-                except StorageUnavailableError:
-                    await asyncio.sleep(0.05)
+        async def back() -> StoredObject | None:
+            with contextlib.suppress(StorageUnavailableError):
+                return await store.get("/g/p/a")
+            return None
 
-        got = await asyncio.wait_for(back(), HANG)
-        assert got is not None
+        got = await eventually(back, "a read from the restarted etcd", timeout=HANG)
         assert got.revision == before.revision
         assert store.readiness() == {"etcd": True}
     finally:

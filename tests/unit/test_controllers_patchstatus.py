@@ -4,7 +4,6 @@ Event per faulty selector (bumped, not duplicated), writes coalesced per patch."
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +11,6 @@ from typing import Any
 import pytest
 
 from apiserver.controllers import (
-    CoalescingQueue,
     PatchStatusController,
     RegistryEventRecorder,
     desired_status,
@@ -24,8 +22,11 @@ from apiserver.kinds.event import EventStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
+from apiserver.machinery.status import StatusSubresource
 from apiserver.sources import StoreSource
 from apiserver.storage.sqlite import SQLiteStore
+from apiserver.toolkit import CoalescingQueue
+from devtools.waiting import eventually, started
 
 from .deviceobjects import DRIVER, device, slice_obj
 
@@ -100,9 +101,7 @@ async def test_the_queue_coalesces_and_spaces_out_each_key() -> None:
     assert len(queue) == 0
     queue.done("p")
     queue.add("p")
-    waiting = asyncio.create_task(queue.get())
-    for _ in range(20):
-        await asyncio.sleep(0)
+    waiting = await started(queue.get())  # it has looked at p and waits
     assert not waiting.done()  # 60 s have not passed on the clock
     clock.now += 60
     queue.add("p")  # wakes the waiter, which now finds p ready
@@ -131,16 +130,6 @@ class Cluster:
     async def warnings(self) -> list[dict[str, Any]]:
         listed = await self.events.list("default", ListOptions())
         return [i.obj for i in listed.items]
-
-
-async def eventually(check: Callable[[], Any]) -> None:
-    async def poll() -> None:
-        for _ in itertools.count():
-            if await check():
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), WAIT)
 
 
 @pytest.fixture
@@ -200,10 +189,11 @@ async def test_status_and_one_event_per_faulty_selector(cluster: Cluster) -> Non
     )
     await create(cluster.patches, rsp("faulty", selectors=[{"cel": {"expression": FAILING}}]))
 
-    async def status_written() -> bool:
-        return "status" in await cluster.patch("faulty")
+    async def status_and_event_written() -> bool:
+        # One sync writes the status, then the Event: wait for both.
+        return "status" in await cluster.patch("faulty") and bool(await cluster.warnings())
 
-    await eventually(status_written)
+    await eventually(status_and_event_written)
     status = (await cluster.patch("faulty"))["status"]
     assert status["matchedDevices"] == 1
     assert status["observedGeneration"] == 1
@@ -249,8 +239,8 @@ async def test_writes_wait_for_the_interval_and_carry_the_latest_state(cluster: 
     report = cluster.view.patch_report("p")
     assert report is not None
     assert report.matched == 5
-    for _ in range(20):
-        await asyncio.sleep(0.01)
+    # The burst reached the controller: p waits in its queue for the interval to pass.
+    await eventually(lambda: len(cluster.controller.queue) == 1, "p to wait in the queue")
     assert (await cluster.patch("p"))["metadata"]["resourceVersion"] == written
     cluster.clock.now += 60
     cluster.controller.queue.add("p")
@@ -267,13 +257,12 @@ async def test_a_status_someone_else_wrote_is_restored(cluster: Cluster) -> None
 
     await eventually(matched_one)
     cluster.clock.now += 60  # the next round may write at once
-    await cluster.patches.patch(
+    await StatusSubresource(cluster.patches).patch(
         None,
         "p",
         b'{"status": {"matchedDevices": 99}}',
         "application/merge-patch+json",
         WriteOptions(),
-        subresource="status",
     )
     await eventually(matched_one)
 

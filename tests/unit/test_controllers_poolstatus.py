@@ -5,9 +5,8 @@ truncation), plus exactly-once writes between two controllers and the failure co
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+import functools
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,14 +28,17 @@ from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.machinery import errors
 from apiserver.machinery.patching import MERGE_PATCH
 from apiserver.machinery.registry import DeleteOptions, Registry, WriteOptions
+from apiserver.machinery.status import StatusSubresource
+from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
-from apiserver.sources import MemorySource, StoreSource, object_key, object_revision
+from apiserver.sources import MemorySource, Source, object_key, object_revision
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"
 GPU = "gpu.example.com"
 NIC = "nic.example.com"
-WAIT = 10.0
+PROCESSED = "resourcepoolstatus_requests_processed_total"
 
 
 def slice_obj(
@@ -88,8 +90,8 @@ class World:
     claims: Registry
     requests: Registry
     devices: DeviceViewService
-    claim_source: StoreSource
-    request_source: StoreSource
+    claim_source: Source
+    request_source: Source
     index: PoolIndex
     controller: PoolStatusRequestController
     metrics: CollectorRegistry
@@ -106,8 +108,8 @@ class World:
             for pool, device in devices
         ]
         body = {"status": {"allocation": {"devices": {"results": results}}}}
-        await self.claims.patch(
-            namespace, claim, orjson.dumps(body), MERGE_PATCH, WriteOptions(), subresource="status"
+        await StatusSubresource(self.claims).patch(
+            namespace, claim, orjson.dumps(body), MERGE_PATCH, WriteOptions()
         )
 
     async def answer(self, name: str) -> dict[str, Any]:
@@ -136,17 +138,7 @@ class World:
         return value if value is not None else 0.0
 
 
-async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
-    async def poll() -> None:
-        for _ in itertools.count():
-            if await check():
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), WAIT)
-
-
-async def caught_up(store: SQLiteStore, devices: DeviceViewService, claims: StoreSource) -> None:
+async def caught_up(store: SQLiteStore, devices: DeviceViewService, claims: Source) -> None:
     """Until the slice and claim caches hold what the store holds, and the view has caught up."""
     pairs = [
         (devices.slices, ResourceSliceStrategy.upstream().resource.key_prefix()),
@@ -167,17 +159,17 @@ async def caught_up(store: SQLiteStore, devices: DeviceViewService, claims: Stor
 
 @dataclass
 class Parts:
+    cluster: StandaloneCluster
     devices: DeviceViewService
-    claims: StoreSource
-    requests: StoreSource
+    claims: Source
+    requests: Source
     index: PoolIndex
     controller: PoolStatusRequestController
     metrics: CollectorRegistry
 
     async def start(self) -> None:
+        await self.cluster.start()
         await self.devices.start()
-        await self.claims.start()
-        await self.requests.start()
         await self.index.start()
         await self.controller.start()
 
@@ -187,19 +179,18 @@ class Parts:
     async def close(self) -> None:
         await self.controller.close()
         await self.index.close()
-        await self.requests.close()
-        await self.claims.close()
         await self.devices.close()
+        await self.cluster.close()
 
 
 def parts(store: SQLiteStore, **controller: Any) -> Parts:
     """The server's assembly, with the controller's timings set for tests."""
     strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
-    devices = DeviceViewService(store, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False))
-    claims = StoreSource(
-        store, ResourceClaimStrategy.upstream().resource.key_prefix(), name="resourceclaims"
+    cluster = StandaloneCluster(store, GROUP, authenticator=None, authorizer=None)
+    devices = DeviceViewService(
+        cluster, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False)
     )
-    requests = StoreSource(store, strategy.resource.key_prefix(), name="requests")
+    claims, requests = cluster.sources.claims, cluster.sources.requests
     index = PoolIndex(devices.view, devices.slices, claims)
     metrics = CollectorRegistry()
     options: dict[str, Any] = {
@@ -215,7 +206,7 @@ def parts(store: SQLiteStore, **controller: Any) -> Parts:
         PoolStatusMetrics(metrics),
         **{k: v for k, v in options.items() if k != "registry"},
     )
-    return Parts(devices, claims, requests, index, ctl, metrics)
+    return Parts(cluster, devices, claims, requests, index, ctl, metrics)
 
 
 @pytest.fixture
@@ -378,7 +369,9 @@ async def test_each_request_is_processed_once(world: World) -> None:
     await gpu_nodes(world, "node-1")
     first = await world.ask("once")
     stored = await world.requests.get(None, "once")
-    assert world.metric("resourcepoolstatus_requests_processed_total") == 1
+    # The controller counts a request once its status write has returned.
+    await eventually(lambda: world.metric(PROCESSED) >= 1, "the request to be counted")
+    assert world.metric(PROCESSED) == 1
     # Later changes to the request, the pools or the claims never recompute it.
     await world.requests.patch(
         None, "once", b'{"metadata":{"labels":{"seen":"yes"}}}', MERGE_PATCH, WriteOptions()
@@ -390,7 +383,8 @@ async def test_each_request_is_processed_once(world: World) -> None:
     assert now["metadata"]["labels"] == {"seen": "yes"}
     assert now["metadata"]["resourceVersion"] != stored.obj["metadata"]["resourceVersion"]
     assert await world.controller.sync("once") is False
-    assert world.metric("resourcepoolstatus_requests_processed_total") == 2
+    await eventually(lambda: world.metric(PROCESSED) >= 2, "the later request to be counted")
+    assert world.metric(PROCESSED) == 2
     assert world.metric("resourcepoolstatus_request_processing_duration_seconds_count") == 2
 
 
@@ -420,13 +414,12 @@ async def test_no_claim_or_pod_data_in_the_status(world: World) -> None:
             "reservedFor": [{"resource": "pods", "name": "payroll-pod", "uid": "pod-uid-1234"}],
         }
     }
-    await world.claims.patch(
+    await StatusSubresource(world.claims).patch(
         "team-secret",
         "payroll-training-claim",
         orjson.dumps(body),
         MERGE_PATCH,
         WriteOptions(),
-        subresource="status",
     )
     status = await world.ask("private")
     assert pools(status) == [("node-1", 4, 1, 3, 0)]
@@ -528,14 +521,22 @@ async def test_two_controllers_on_one_store_answer_each_request_once(store: SQLi
             return len(writes) == len(names)
 
         await eventually(all_seen)
+
+        def idle(part: Parts) -> bool:
+            # Once its cache holds every answer no later event queues a request again.
+            cached = [part.requests.get(n) for n in names]
+            answered = all(o and (o.get("status") or {}).get("observationTime") for o in cached)
+            return answered and len(part.controller.queue) == 0
+
         for part in (a, b):  # nothing is left to do
-            await asyncio.sleep(0.05)
-            assert len(part.controller.queue) == 0
-        processed = [
-            p.metrics.get_sample_value("resourcepoolstatus_requests_processed_total") or 0
-            for p in (a, b)
-        ]
-        assert sum(processed) == len(names)
+            await eventually(functools.partial(idle, part), "an answered cache and an empty queue")
+
+        def processed() -> float:
+            # Each write is counted once it has returned, a moment after it is seen.
+            return sum(p.metrics.get_sample_value(PROCESSED) or 0 for p in (a, b))
+
+        await eventually(lambda: processed() >= len(names), "every write to be counted")
+        assert processed() == len(names)
         assert writes == dict.fromkeys(names, 1)
     finally:
         for part in (a, b):
@@ -547,8 +548,8 @@ async def _stale_controller(store: SQLiteStore, stale: dict[str, Any]) -> Parts:
     built = parts(store)
     built.controller.requests = MemorySource("requests", [stale])
     await built.controller.requests.start()
+    await built.cluster.start()
     await built.devices.start()
-    await built.claims.start()
     await built.index.start()
     await built.index.wait_synced()
     return built
@@ -629,7 +630,8 @@ async def test_a_refused_status_is_answered_with_a_failed_condition(
         assert "pools" not in status
         sample = built.metrics.get_sample_value
         assert sample("resourcepoolstatus_request_processing_errors_total") == failures
-        assert sample("resourcepoolstatus_requests_processed_total") == 1
+        await eventually(lambda: sample(PROCESSED), "the request to be counted")
+        assert sample(PROCESSED) == 1
     finally:
         await built.close()
 

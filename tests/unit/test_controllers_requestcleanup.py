@@ -3,9 +3,7 @@ own ttlSecondsAfterComplete or the default, never-completed ones a day after cre
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -17,8 +15,10 @@ from apiserver.controllers import RequestCleaner, deadline
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.machinery.patching import MERGE_PATCH
 from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
+from apiserver.machinery.status import StatusSubresource
 from apiserver.sources import MemorySource, StoreSource
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"
 T0 = datetime(2026, 2, 7, 10, 30, tzinfo=UTC)
@@ -57,16 +57,6 @@ def test_deadlines(obj: dict[str, Any], expected: datetime | None) -> None:
     assert deadline(obj, 3600, 24 * 3600) == expected
 
 
-async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
-    async def poll() -> None:
-        for _ in itertools.count():
-            if await check():
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), 10)
-
-
 class Clock:
     def __init__(self, now: datetime) -> None:
         self.now = now
@@ -95,8 +85,8 @@ class Setup:
 
     async def complete(self, name: str, when: datetime) -> None:
         patch = {"status": {"observationTime": stamp(when)}}
-        done = await self.registry.patch(
-            None, name, orjson.dumps(patch), MERGE_PATCH, WriteOptions(), subresource="status"
+        done = await StatusSubresource(self.registry).patch(
+            None, name, orjson.dumps(patch), MERGE_PATCH, WriteOptions()
         )
         await self.cached(name, done.obj.obj["metadata"]["resourceVersion"])
 

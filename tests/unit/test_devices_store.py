@@ -10,13 +10,14 @@ import pytest
 
 from apiserver.devices import DeviceStore
 from apiserver.kinds.device import DeviceStrategy
+from apiserver.machinery.computed import ComputedResource
+from apiserver.machinery.handlers import Endpoint
 from apiserver.machinery.registry import ListOptions, Registry
 from apiserver.machinery.selectors import parse_field_selector
 from apiserver.machinery.table import table
 from apiserver.storage import (
     EventType,
     RevisionCompactedError,
-    StorageError,
     StorageUnavailableError,
     WatchEvent,
 )
@@ -166,12 +167,22 @@ async def test_revisions_older_than_the_window_are_gone(served: Served) -> None:
     assert page.revision == recent
 
 
-async def test_writes_are_refused() -> None:
+def test_the_device_kind_can_only_be_read() -> None:
+    """The view's store has no writes, and the Device kind served over it offers get, list
+    and watch only: the handler answers every write with 405."""
     store = DeviceStore(STRATEGY.resource)
-    with pytest.raises(StorageError):
-        await store.create(f"{PREFIX}x", {})
-    with pytest.raises(StorageError):
-        await store.delete(f"{PREFIX}x", expected_revision=None)
+    assert not any(hasattr(store, w) for w in ("create", "update", "delete", "compact"))
+    endpoint = Endpoint.of(ComputedResource(STRATEGY, store))
+    assert (endpoint.getter, endpoint.lister, endpoint.watcher) == (endpoint.served,) * 3
+    writes = (
+        endpoint.creater,
+        endpoint.updater,
+        endpoint.patcher,
+        endpoint.applier,
+        endpoint.deleter,
+        endpoint.collection_deleter,
+    )
+    assert writes == (None,) * 6
 
 
 async def test_reads_are_unavailable_until_the_view_has_synced() -> None:

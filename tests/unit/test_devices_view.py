@@ -255,7 +255,7 @@ async def test_the_build_yields_to_the_event_loop() -> None:
         nonlocal ticks
         while building:
             ticks += 1
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # one tick a turn of the event loop: the count is measured
 
     ticker = asyncio.create_task(other_task())
     slices = [slice_obj(f"node-{i}", [device(f"gpu-{j}") for j in range(4)]) for i in range(20)]

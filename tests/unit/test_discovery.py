@@ -80,7 +80,7 @@ def test_resource_list_of_a_group_version(discovery: Discovery) -> None:
     assert main["singularName"] == "resourceslicepatch"
     assert main["namespaced"] is False
     assert main["shortNames"] == ["rsp"]
-    assert main["verbs"] == VERBS
+    assert main["verbs"] == list(VERBS)
     assert main["storageVersionHash"]
     assert by_name["resourceslicepatches/status"]["verbs"] == SUBRESOURCE_VERBS
     assert discovery.resource_list(GROUP, "v9") is None

@@ -6,6 +6,7 @@ import asyncio
 
 from apiserver.storage import EventType, StoredObject, WatchEvent
 from apiserver.storage.fanout import Fanout
+from devtools.waiting import started
 
 HANG = 30.0
 
@@ -73,16 +74,14 @@ async def test_subscriber_exactly_at_max_pending_is_kept() -> None:
 async def test_waiting_subscriber_wakes_on_publish_and_on_close() -> None:
     fanout = Fanout()
     sub = fanout.subscribe("/a/", "/a0")
-    waiting = asyncio.ensure_future(sub.next())
-    await asyncio.sleep(0)
+    waiting = await started(sub.next())
     assert not waiting.done()
     fanout.publish(event("/a/x", 2))
     got = await asyncio.wait_for(waiting, HANG)
     assert got is not None
     assert got.revision == 2
 
-    waiting = asyncio.ensure_future(sub.next())
-    await asyncio.sleep(0)
+    waiting = await started(sub.next())
     sub.close()
     assert await asyncio.wait_for(waiting, HANG) is None
     assert len(fanout) == 0

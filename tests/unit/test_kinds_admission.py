@@ -1,6 +1,6 @@
 """Per-user rate limiting of ResourcePoolStatusRequest creation: a token bucket per user, 429
 with Retry-After beyond it, applied through the strategy's admission hook with the user the
-authentication middleware found."""
+authentication middleware found (an admission plugin of the registry)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import httpx
 import pytest
 
 from apiserver.auth import TokenAuthenticator, UserInfo
-from apiserver.kinds import strategies
-from apiserver.kinds.admission import UserRateLimiter
+from apiserver.kinds.admission import CreateRateLimit, UserRateLimiter
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from apiserver.machinery.admission import AdmissionChain
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
 from apiserver.server.app import APIServer, ServerSettings, build_app
+from apiserver.server.cluster import RateLimit, StandaloneCluster
 from apiserver.storage.sqlite import SQLiteStore
 
 GROUP = "resource.k8s.io"
@@ -85,51 +86,57 @@ def request(name: str) -> dict[str, Any]:
     }
 
 
+def limited_registry(store: SQLiteStore, rate: float, burst: int) -> Registry:
+    """The registry of ResourcePoolStatusRequests with the rate limit in its admission chain."""
+    strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
+    limiter = UserRateLimiter(rate, burst, what=strategy.resource.plural)
+    return Registry(strategy, store, AdmissionChain([CreateRateLimit(strategy.resource, limiter)]))
+
+
 async def test_the_registry_refuses_a_create_past_the_limit_and_stores_nothing(
     store: SQLiteStore,
 ) -> None:
-    strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
-    strategy.limit_creation(0.01, 2)
-    registry = Registry(strategy, store)
-    alice = WriteOptions(user="alice")
+    registry = limited_registry(store, 0.01, 2)
+    alice = WriteOptions(user=UserInfo("alice"))
     await registry.create(None, request("a-1"), alice)
     await registry.create(None, request("a-2"), alice)
     with pytest.raises(StatusError) as raised:
         await registry.create(None, request("a-3"), alice)
     assert raised.value.code == 429
     assert int(raised.value.headers["Retry-After"]) >= 1
-    await registry.create(None, request("b-1"), WriteOptions(user="bob"))
+    await registry.create(None, request("b-1"), WriteOptions(user=UserInfo("bob")))
     names = [i.obj["metadata"]["name"] for i in (await registry.list(None, ListOptions())).items]
     assert sorted(names) == ["a-1", "a-2", "b-1"]
 
 
 async def test_an_invalid_request_takes_no_token(store: SQLiteStore) -> None:
-    strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
-    strategy.limit_creation(0.01, 1)
-    registry = Registry(strategy, store)
+    registry = limited_registry(store, 0.01, 1)
     bad = request("bad")
     bad["spec"]["limit"] = 5000
     with pytest.raises(StatusError) as raised:
-        await registry.create(None, bad, WriteOptions(user="alice"))
+        await registry.create(None, bad, WriteOptions(user=UserInfo("alice")))
     assert raised.value.code == 422
-    await registry.create(None, request("good"), WriteOptions(user="alice"))
+    await registry.create(None, request("good"), WriteOptions(user=UserInfo("alice")))
 
 
 async def test_a_rate_of_zero_lifts_the_limit(store: SQLiteStore) -> None:
-    strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
-    strategy.limit_creation(0.01, 1)
-    strategy.limit_creation(0, 1)
-    registry = Registry(strategy, store)
+    cluster = StandaloneCluster(
+        store, GROUP, authenticator=None, authorizer=None, pool_status_create_limit=RateLimit(0, 1)
+    )
+    registry = cluster.registry(ResourcePoolStatusRequestStrategy.for_group(GROUP).resource)
     for i in range(5):
-        await registry.create(None, request(f"r-{i}"), WriteOptions(user="alice"))
+        await registry.create(None, request(f"r-{i}"), WriteOptions(user=UserInfo("alice")))
 
 
 async def test_over_http_the_limit_is_per_authenticated_user(store: SQLiteStore) -> None:
-    served = strategies(GROUP)
-    for strategy in served:
-        if isinstance(strategy, ResourcePoolStatusRequestStrategy):
-            strategy.limit_creation(0.01, 1)
-    server = APIServer(store, served, ServerSettings())
+    cluster = StandaloneCluster(
+        store,
+        GROUP,
+        authenticator=None,
+        authorizer=None,
+        pool_status_create_limit=RateLimit(0.01, 1),
+    )
+    server = APIServer(store, cluster.served(), ServerSettings())
     server.ready = True
     users = {"alice-token": UserInfo("alice"), "bob-token": UserInfo("bob")}
     app = build_app(server, TokenAuthenticator(users))

@@ -20,7 +20,8 @@ from apiserver.kinds.rbac import (
 )
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.registry import DeleteOptions, Registry, WriteOptions
-from apiserver.server.rbac import RBACService
+from apiserver.server.cluster import StandaloneCluster
+from apiserver.server.rbac import RBACPolicy, RBACService
 from apiserver.storage.sqlite import SQLiteStore
 
 RBAC = "rbac.authorization.k8s.io"
@@ -207,7 +208,15 @@ async def admin_widgets_until(store: SQLiteStore, revision: int, present: bool) 
 
 
 async def test_service_feeds_the_index_and_writes_aggregated_rules(store: SQLiteStore) -> None:
-    service = RBACService(store, "resource.k8s.io")
+    rbac = RBACPolicy()
+    cluster = StandaloneCluster(
+        store,
+        "resource.k8s.io",
+        authenticator=None,
+        authorizer=rbac.authorizer,
+        admission=[rbac.escalation],
+    )
+    service = RBACService(cluster, rbac, "resource.k8s.io")
     await service.start()
     try:
         assert all(service.readiness().values())

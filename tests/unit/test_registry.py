@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -14,7 +15,7 @@ from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestS
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.machinery.decoding import FieldValidation
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH
+from apiserver.machinery.patching import JSON_PATCH, MERGE_PATCH
 from apiserver.machinery.registry import (
     DeleteOptions,
     ListOptions,
@@ -22,6 +23,7 @@ from apiserver.machinery.registry import (
     WriteOptions,
 )
 from apiserver.machinery.selectors import parse_field_selector, parse_label_selector
+from apiserver.machinery.status import StatusSubresource
 from apiserver.storage import EventType
 from apiserver.storage.sqlite import SQLiteStore
 
@@ -52,7 +54,9 @@ def patch_body(name: str, priority: int = 1, **meta: Any) -> dict[str, Any]:
 
 
 async def create(reg: Registry, name: str, priority: int = 1, **meta: Any) -> dict[str, Any]:
-    result = await reg.create(None, patch_body(name, priority, **meta), OPTS, user_agent="test/1")
+    result = await reg.create(
+        None, patch_body(name, priority, **meta), replace(OPTS, user_agent="test/1")
+    )
     return result.obj.copy()
 
 
@@ -73,7 +77,7 @@ async def test_create_sets_server_metadata(rsp: Registry, store: SQLiteStore) ->
     body = patch_body("p", uid="client-uid", resourceVersion="99", generation=7)
     body["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z"
     body["status"] = {"matchedDevices": 3}
-    result = await rsp.create(None, body, OPTS, user_agent="kubectl/v1.33.0 (linux)")
+    result = await rsp.create(None, body, replace(OPTS, user_agent="kubectl/v1.33.0 (linux)"))
     assert result.code == 201
     obj = result.obj.copy()
     meta = obj["metadata"]
@@ -192,7 +196,7 @@ async def test_generation_bumps_only_on_spec_change(rsp: Registry) -> None:
     assert obj["metadata"]["labels"] == {"a": "b"}
 
     obj["status"] = {"matchedDevices": 3}
-    obj = (await rsp.update(None, "p", obj, OPTS, subresource="status")).obj.copy()
+    obj = (await StatusSubresource(rsp).update(None, "p", obj, OPTS)).obj.copy()
     assert obj["metadata"]["generation"] == 1
     assert obj["status"] == {"matchedDevices": 3}
 
@@ -233,7 +237,7 @@ async def test_status_write_changes_only_status(rsp: Registry) -> None:
     sent["metadata"]["labels"] = {"a": "2"}
     sent["metadata"]["annotations"] = {"x": "y"}
     sent["status"] = {"matchedDevices": 5, "observedGeneration": 1}
-    result = (await rsp.update(None, "p", sent, OPTS, subresource="status")).obj.copy()
+    result = (await StatusSubresource(rsp).update(None, "p", sent, OPTS)).obj.copy()
     assert result["spec"] == obj["spec"]
     assert result["metadata"]["labels"] == {"a": "1"}
     assert "annotations" not in result["metadata"]
@@ -244,7 +248,7 @@ async def test_status_write_changes_only_status(rsp: Registry) -> None:
 async def test_main_resource_write_never_changes_status(rsp: Registry) -> None:
     obj = await create(rsp, "p")
     obj["status"] = {"matchedDevices": 5}
-    obj = (await rsp.update(None, "p", obj, OPTS, subresource="status")).obj.copy()
+    obj = (await StatusSubresource(rsp).update(None, "p", obj, OPTS)).obj.copy()
     sent = copy.deepcopy(obj)
     sent["status"] = {"matchedDevices": 99}
     sent["spec"]["devices"]["priority"] = 2
@@ -257,18 +261,17 @@ async def test_main_resource_write_never_changes_status(rsp: Registry) -> None:
 
 async def test_status_patch_and_status_validation(rsp: Registry) -> None:
     await create(rsp, "p")
-    patched = await rsp.patch(
-        None, "p", b'{"status": {"matchedDevices": 2}}', MERGE_PATCH, OPTS, subresource="status"
+    patched = await StatusSubresource(rsp).patch(
+        None, "p", b'{"status": {"matchedDevices": 2}}', MERGE_PATCH, OPTS
     )
     assert patched.obj.obj["status"] == {"matchedDevices": 2}
     err = await status_error(
-        rsp.patch(
+        StatusSubresource(rsp).patch(
             None,
             "p",
             b'{"status": {"matchedDevices": -1}}',
             MERGE_PATCH,
             OPTS,
-            subresource="status",
         )
     )
     assert err.code == 422
@@ -422,23 +425,17 @@ async def test_dry_run_never_stores(rsp: Registry, store: SQLiteStore) -> None:
     updated = await rsp.update(None, "p", copy.deepcopy(obj), dry)
     assert updated.obj.obj["spec"]["devices"]["priority"] == 5
     await rsp.patch(None, "p", b'{"metadata": {"labels": {"a": "b"}}}', MERGE_PATCH, dry)
-    await rsp.update(
+    await StatusSubresource(rsp).update(
         None,
         "p",
         {**copy.deepcopy(obj), "status": {"matchedDevices": 1}},
         dry,
-        subresource="status",
     )
     deleting = await rsp.delete(None, "p", DeleteOptions(dry_run=True))
     assert deleting.obj.obj["metadata"]["deletionTimestamp"]
     apply_config = {**patch_body("p", 7), "metadata": {"name": "p"}}
-    await rsp.patch(
-        None,
-        "p",
-        b"",
-        APPLY_PATCH,
-        WriteOptions(dry_run=True, field_manager="m", force=True),
-        apply_config=apply_config,
+    await rsp.apply(
+        None, "p", apply_config, WriteOptions(dry_run=True, field_manager="m", force=True)
     )
     assert store.revision == before
     current = await stored(rsp, "p")
@@ -465,16 +462,10 @@ async def test_dry_run_create_of_existing_name_is_409(rsp: Registry) -> None:
 
 async def test_apply_creates_then_conflicts_then_forces(rsp: Registry) -> None:
     config = patch_body("p", 1)
-    created = await rsp.patch(
-        None, "p", b"", APPLY_PATCH, WriteOptions(field_manager="alice"), apply_config=config
-    )
+    created = await rsp.apply(None, "p", config, WriteOptions(field_manager="alice"))
     assert created.code == 201
     other = patch_body("p", 2)
-    err = await status_error(
-        rsp.patch(
-            None, "p", b"", APPLY_PATCH, WriteOptions(field_manager="bob"), apply_config=other
-        )
-    )
+    err = await status_error(rsp.apply(None, "p", other, WriteOptions(field_manager="bob")))
     assert (err.code, err.reason) == (409, "Conflict")
     assert err.details is not None
     assert err.details["causes"] == [
@@ -484,22 +475,13 @@ async def test_apply_creates_then_conflicts_then_forces(rsp: Registry) -> None:
             "field": ".spec.devices.priority",
         }
     ]
-    forced = await rsp.patch(
-        None,
-        "p",
-        b"",
-        APPLY_PATCH,
-        WriteOptions(field_manager="bob", force=True),
-        apply_config=other,
-    )
+    forced = await rsp.apply(None, "p", other, WriteOptions(field_manager="bob", force=True))
     assert forced.obj.obj["spec"]["devices"]["priority"] == 2
     assert forced.obj.obj["metadata"]["generation"] == 2
 
 
 async def test_apply_requires_a_field_manager(rsp: Registry) -> None:
-    err = await status_error(
-        rsp.patch(None, "p", b"", APPLY_PATCH, OPTS, apply_config=patch_body("p"))
-    )
+    err = await status_error(rsp.apply(None, "p", patch_body("p"), OPTS))
     assert err.code == 422
 
 
@@ -651,7 +633,7 @@ async def test_delete_collection_honours_selectors(rsp: Registry) -> None:
     deleted = await rsp.delete_collection(
         None, ListOptions(label_selector=parse_label_selector("x=1")), DeleteOptions()
     )
-    assert sorted(d.obj["metadata"]["name"] for d in deleted) == ["a", "c"]
+    assert sorted(d.obj["metadata"]["name"] for d in deleted.items) == ["a", "c"]
     remaining = await rsp.list(None, ListOptions())
     assert [i.obj["metadata"]["name"] for i in remaining.items] == ["b", "c"]
     assert remaining.items[1].obj["metadata"]["deletionTimestamp"]
@@ -711,10 +693,10 @@ async def test_rpsr_status_written_through_status_subresource(rpsr: Registry) ->
         "observationTime": "2025-01-01T00:00:00Z",
         "validationErrors": ["x" * 257],
     }
-    err = await status_error(rpsr.update(None, "r", created, OPTS, subresource="status"))
+    err = await status_error(StatusSubresource(rpsr).update(None, "r", created, OPTS))
     assert err.code == 422
     created["status"]["validationErrors"] = ["pool p is incomplete"]
-    written = (await rpsr.update(None, "r", created, OPTS, subresource="status")).obj.obj
+    written = (await StatusSubresource(rpsr).update(None, "r", created, OPTS)).obj.obj
     assert written["status"]["validationErrors"] == ["pool p is incomplete"]
     assert written["metadata"]["generation"] == 1
 
@@ -722,15 +704,7 @@ async def test_rpsr_status_written_through_status_subresource(rpsr: Registry) ->
 async def test_apply_to_status_of_missing_object_is_404(rsp: Registry) -> None:
     config = {**patch_body("p"), "status": {"matchedDevices": 1}}
     err = await status_error(
-        rsp.patch(
-            None,
-            "p",
-            b"",
-            APPLY_PATCH,
-            WriteOptions(field_manager="controller"),
-            subresource="status",
-            apply_config=config,
-        )
+        StatusSubresource(rsp).apply(None, "p", config, WriteOptions(field_manager="controller"))
     )
     assert err.code == 404
     assert (await status_error(rsp.get(None, "p"))).code == 404
@@ -739,14 +713,8 @@ async def test_apply_to_status_of_missing_object_is_404(rsp: Registry) -> None:
 async def test_apply_to_status_changes_only_status(rsp: Registry) -> None:
     await create(rsp, "p", 1)
     config = {**patch_body("p", 5), "status": {"matchedDevices": 4}}
-    result = await rsp.patch(
-        None,
-        "p",
-        b"",
-        APPLY_PATCH,
-        WriteOptions(field_manager="controller"),
-        subresource="status",
-        apply_config=config,
+    result = await StatusSubresource(rsp).apply(
+        None, "p", config, WriteOptions(field_manager="controller")
     )
     obj = result.obj.obj
     assert obj["status"] == {"matchedDevices": 4}
@@ -763,7 +731,7 @@ async def test_concurrent_patches_without_resource_version_all_apply(rsp: Regist
 
     async def label(key: str) -> None:
         body = orjson.dumps({"metadata": {"labels": {key: "x"}}})
-        await rsp.patch(None, "racy", body, MERGE_PATCH, OPTS, user_agent="test/1")
+        await rsp.patch(None, "racy", body, MERGE_PATCH, replace(OPTS, user_agent="test/1"))
 
     await asyncio.gather(*(label(k) for k in labels))
     assert set((await stored(rsp, "racy"))["metadata"]["labels"]) == set(labels)
@@ -799,6 +767,6 @@ async def test_apply_with_a_stale_resource_version_is_409(rsp: Registry) -> None
     config = patch_body("pinned", 3)
     config["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
     opts = WriteOptions(field_manager="applier")
-    err = await status_error(rsp.patch(None, "pinned", b"", APPLY_PATCH, opts, apply_config=config))
+    err = await status_error(rsp.apply(None, "pinned", config, opts))
     assert (err.code, err.reason) == (409, "Conflict")
     assert (await stored(rsp, "pinned"))["spec"]["devices"]["priority"] == 2

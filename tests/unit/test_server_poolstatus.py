@@ -8,11 +8,12 @@ import asyncio
 import httpx
 from prometheus_client import CollectorRegistry
 
-from apiserver.kinds import strategies
 from apiserver.server.app import APIServer, ServerSettings, build_app
+from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.server.poolstatus import PoolStatusOptions, PoolStatusService
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"
 METRICS = (
@@ -24,16 +25,18 @@ METRICS = (
 
 async def test_readyz_waits_for_the_pool_index_and_metrics_are_served(store: SQLiteStore) -> None:
     metrics = CollectorRegistry()
-    devices = DeviceViewService(store, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False))
+    cluster = StandaloneCluster(store, GROUP, authenticator=None, authorizer=None)
+    devices = DeviceViewService(
+        cluster, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False)
+    )
     pools = PoolStatusService(
-        store, GROUP, devices, PoolStatusOptions(freeze_gc=False), metrics=metrics
+        cluster, GROUP, devices, PoolStatusOptions(freeze_gc=False), metrics=metrics
     )
     server = APIServer(
         store,
-        strategies(GROUP),
+        [*cluster.served(), *devices.served()],
         ServerSettings(),
-        stores=devices.stores(),
-        services=[devices, pools],
+        services=[cluster, devices, pools],
         metrics=metrics,
     )
     server.ready = True  # the store is started by the fixture; the services are not yet
@@ -54,22 +57,19 @@ async def test_readyz_waits_for_the_pool_index_and_metrics_are_served(store: SQL
             assert f"# TYPE {name} {kind}\n" in exposed
         assert "apiserver_request_total" in exposed  # the server's own, on the same registry
 
-        for service in (devices, pools):
+        for service in (cluster, devices, pools):
             await service.start()
         try:
             await asyncio.wait_for(pools.index.wait_synced(), 10)
 
-            async def ready() -> httpx.Response:
-                # Every service reports on its own schedule: wait for all, boundedly.
-                while True:
-                    response = await client.get("/readyz", params={"verbose": "1"})
-                    if response.status_code == 200:
-                        return response
-                    await asyncio.sleep(0.02)
+            async def ready() -> httpx.Response | None:
+                # Every service reports on its own schedule: wait for all.
+                response = await client.get("/readyz", params={"verbose": "1"})
+                return response if response.status_code == 200 else None
 
-            after = await asyncio.wait_for(ready(), 10)
+            after = await eventually(ready, "/readyz to pass")
             assert after.status_code == 200
             assert "[+]pool-status ok" in after.text
         finally:
-            for service in (pools, devices):
+            for service in (pools, devices, cluster):
                 await service.close()

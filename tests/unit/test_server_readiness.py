@@ -7,8 +7,8 @@ import asyncio
 
 import httpx
 
-from apiserver.kinds import strategies
 from apiserver.server.app import APIServer, ServerSettings, build_app
+from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.storage.sqlite import SQLiteStore
 
@@ -16,9 +16,15 @@ GROUP = "resource.k8s.io"
 
 
 async def test_readyz_waits_for_the_device_view(store: SQLiteStore) -> None:
-    service = DeviceViewService(store, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False))
+    cluster = StandaloneCluster(store, GROUP, authenticator=None, authorizer=None)
+    service = DeviceViewService(
+        cluster, GROUP, DeviceViewOptions(patch_status=False, pause_gc=False)
+    )
     server = APIServer(
-        store, strategies(GROUP), ServerSettings(), stores=service.stores(), services=[service]
+        store,
+        [*cluster.served(), *service.served()],
+        ServerSettings(),
+        services=[cluster, service],
     )
     server.ready = True  # the store is started by the fixture; the service is not yet
     app = build_app(server, None)
@@ -31,6 +37,7 @@ async def test_readyz_waits_for_the_device_view(store: SQLiteStore) -> None:
         unavailable = await client.get(f"/apis/{GROUP}/v1alpha3/devices")
         assert unavailable.status_code == 503
 
+        await cluster.start()
         await service.start()
         try:
             await asyncio.wait_for(service.view.wait_synced(), 10)
@@ -41,3 +48,4 @@ async def test_readyz_waits_for_the_device_view(store: SQLiteStore) -> None:
             assert listed.json()["kind"] == "DeviceList"
         finally:
             await service.close()
+            await cluster.close()

@@ -4,8 +4,7 @@ relisting after compaction, retrying an unavailable store, progress from bookmar
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from apiserver.sources import (
 )
 from apiserver.storage import ListPage, StorageUnavailableError, Store
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 from .deviceobjects import device, slice_obj
 
@@ -27,18 +27,6 @@ WAIT = 10.0
 
 def key(name: str) -> str:
     return PREFIX + name
-
-
-async def eventually(check: Callable[[], bool]) -> None:
-    """Wait until ``check()`` holds; it reads state the source's task changes."""
-
-    async def poll() -> None:
-        for _ in itertools.count():
-            if check():
-                return
-            await asyncio.sleep(0.005)
-
-    await asyncio.wait_for(poll(), WAIT)
 
 
 class Events:

@@ -22,6 +22,7 @@ from apiserver.storage import (
     WatchEvent,
 )
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 PREFIX = "/test/items/"
 # Generous safety net so a broken watch fails the test instead of hanging it; never a
@@ -74,9 +75,7 @@ async def test_watch_progress_is_known_once_history_is_delivered(store: SQLiteSt
         assert first.revision == created.revision
         # Waiting for the next event means the history replay is over.
         pending = asyncio.ensure_future(anext(events))
-        for _ in range(3):
-            await asyncio.sleep(0)
-        assert watch.progress() == created.revision
+        assert await eventually(watch.progress, "the watch to wait") == created.revision
         other = await store.create("/test/other/x", item("x"))
         # An event outside the prefix still advances how far this watch is complete.
         assert watch.progress() == other.revision
@@ -168,8 +167,13 @@ async def test_group_commit_fails_a_bad_write_alone(store: SQLiteStore) -> None:
     blocker = sqlite3.connect(store.path, isolation_level=None)
     try:
         blocker.execute("BEGIN IMMEDIATE")
+        writes = store._queue  # the writer thread's queue; its put count never goes down
+        queued = writes.unfinished_tasks
         first = asyncio.ensure_future(store.create(key("first"), item("first")))
-        await asyncio.sleep(0.2)
+        await eventually(
+            lambda: writes.unfinished_tasks == queued + 1 and writes.empty(),
+            "the writer thread to take the first write",
+        )
         results = asyncio.gather(
             store.create(key("g1"), item("g1")),
             store.update(key("target"), item("target", 1), expected_revision=base.revision - 1),
@@ -179,7 +183,7 @@ async def test_group_commit_fails_a_bad_write_alone(store: SQLiteStore) -> None:
             store.create(key("g3"), item("g3")),
             return_exceptions=True,
         )
-        await asyncio.sleep(0)
+        await eventually(lambda: writes.qsize() == 6, "the six writes to queue up")
     finally:
         blocker.execute("COMMIT")
         blocker.close()

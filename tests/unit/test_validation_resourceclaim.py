@@ -25,6 +25,7 @@ from apiserver.kinds.resourceclaim import ResourceClaimStrategy, claim_state
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.patching import MERGE_PATCH
 from apiserver.machinery.registry import Registry, WriteOptions
+from apiserver.machinery.status import StatusSubresource
 from apiserver.storage.sqlite import SQLiteStore
 
 R = "spec.devices.requests"
@@ -790,7 +791,7 @@ async def test_status_subresource_accepts_kep5007_status_of_allocated_devices(
     created = (await claims.create("default", claim_body("c", SPEC), OPTS)).obj.copy()
     sent = copy.deepcopy(created)
     sent["status"] = {"allocation": allocation(), "devices": [FABRIC]}
-    written = (await claims.update("default", "c", sent, OPTS, subresource="status")).obj.copy()
+    written = (await StatusSubresource(claims).update("default", "c", sent, OPTS)).obj.copy()
     assert written["status"]["devices"] == [FABRIC]
     assert written["spec"] == created["spec"]
     assert claim_state(written) == "allocated"
@@ -807,7 +808,7 @@ async def test_status_subresource_rejects_status_of_a_device_not_allocated(
         }
     }
     with pytest.raises(StatusError) as info:
-        await claims.patch("default", "c", _json(patch), MERGE_PATCH, OPTS, subresource="status")
+        await StatusSubresource(claims).patch("default", "c", _json(patch), MERGE_PATCH, OPTS)
     err = info.value
     assert (err.code, err.reason) == (422, "Invalid")
     assert err.details is not None
@@ -820,10 +821,10 @@ async def test_allocation_written_once_cannot_be_replaced_through_the_registry(
 ) -> None:
     await claims.create("default", claim_body("c", SPEC), OPTS)
     first = {"status": {"allocation": allocation()}}
-    await claims.patch("default", "c", _json(first), MERGE_PATCH, OPTS, subresource="status")
+    await StatusSubresource(claims).patch("default", "c", _json(first), MERGE_PATCH, OPTS)
     other = {"status": {"allocation": allocation(result("gpu-1"))}}
     with pytest.raises(StatusError) as info:
-        await claims.patch("default", "c", _json(other), MERGE_PATCH, OPTS, subresource="status")
+        await StatusSubresource(claims).patch("default", "c", _json(other), MERGE_PATCH, OPTS)
     assert info.value.details is not None
     assert [c["field"] for c in info.value.details["causes"]] == ["status.allocation"]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from apiserver.machinery.selectors import parse_label_selector
 from apiserver.machinery.watch import WatchRequest, WatchStream
 from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"
 OPTS = WriteOptions()
@@ -55,7 +55,10 @@ async def test_a_slow_watcher_is_cut_off_instead_of_buffering_everything(
     assert isinstance(store, SQLiteStore)
     monkeypatch.setattr(store._fanout, "max_pending", 8)
     stream = await WatchStream.open(
-        registry, None, WatchRequest(ListOptions(resource_version=str(store.revision)))
+        registry,
+        registry.resource,
+        None,
+        WatchRequest(ListOptions(resource_version=str(store.revision))),
     )
     items = aiter(stream.items())
     first = asyncio.ensure_future(anext(items))
@@ -82,7 +85,7 @@ async def test_bookmarks_arrive_while_every_event_is_filtered_out(registry: Regi
         allow_bookmarks=True,
         bookmark_interval=0.02,
     )
-    stream = await WatchStream.open(registry, None, request)
+    stream = await WatchStream.open(registry, registry.resource, None, request)
     bookmarks: list[int] = []
     items = aiter(stream.items())
 
@@ -113,7 +116,7 @@ async def test_a_client_that_went_away_has_its_watch_closed_when_the_response_en
     response's generators are collected."""
     store = registry.store
     assert isinstance(store, SQLiteStore)
-    app = build_app(APIServer(store, [registry.strategy], ServerSettings()), None)
+    app = build_app(APIServer(store, [registry], ServerSettings()), None)
     path = f"/apis/{GROUP}/v1alpha3/resourceslicepatches"
     scope = {
         "type": "http",
@@ -139,13 +142,7 @@ async def test_a_client_that_went_away_has_its_watch_closed_when_the_response_en
 
     served = asyncio.ensure_future(app(scope, receive, send))
 
-    async def subscribed() -> None:
-        for _ in itertools.count():
-            if len(store._fanout) > 0:
-                return
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(subscribed(), HANG)
+    await eventually(lambda: len(store._fanout) > 0, "the watch to subscribe", timeout=HANG)
     await registry.create(None, body("p", "a"), OPTS)  # the event whose send fails
     with contextlib.suppress(Exception):
         await asyncio.wait_for(served, HANG)

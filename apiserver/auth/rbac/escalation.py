@@ -16,6 +16,7 @@ from typing import Any
 
 from ...api.rbac import RBAC_GROUP
 from ...machinery import errors
+from ...machinery.admission import CREATE, UPDATE, AdmissionRequest
 from ...machinery.user import UserInfo
 from ..authorizer import RequestAttributes
 from .authorizer import RBACAuthorizer
@@ -113,7 +114,8 @@ _PLURALS = {
 
 
 class EscalationGuard:
-    """Refuses a write of an RBAC object that grants more than the writer holds.
+    """Refuses a write of an RBAC object that grants more than the writer holds (an
+    admission plugin).
 
     ``check`` is called with a valid object about to be stored and who writes it; it
     raises a 403 ``StatusError`` worded as kube-apiserver words it. In-process writes (no
@@ -122,6 +124,16 @@ class EscalationGuard:
 
     def __init__(self, authorizer: RBACAuthorizer) -> None:
         self.authorizer = authorizer
+
+    async def admit(self, request: AdmissionRequest) -> None:
+        """The admission plugin: every create and update of an RBAC object."""
+        if (
+            request.operation in (CREATE, UPDATE)
+            and request.obj is not None
+            and request.resource.group == RBAC_GROUP
+            and not request.subresource
+        ):
+            await self.check(request.obj, request.user)
 
     async def check(self, obj: dict[str, Any], user: UserInfo) -> None:
         kind = str(obj.get("kind", ""))

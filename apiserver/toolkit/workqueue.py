@@ -1,10 +1,12 @@
-"""A work queue of keys that coalesces repeats and spaces out the work on each key.
+"""A work queue of keys that coalesces repeats and spaces out the work on each key, and the
+worker loop that drains it.
 
 ``add`` marks a key as needing work (a key already waiting is not added twice); ``get``
 returns the oldest waiting key whose last piece of work ended at least ``interval`` ago,
 waiting as long as needed; ``done`` records that the work on a key ended. A burst of changes
-to one object is therefore one piece of work per interval, with the latest state. A
-``TokenBucket`` bounds the rate over all keys.
+to one object is therefore one piece of work per interval, with the latest state.
+``run_worker`` takes keys one at a time, paced by a token bucket over all keys, and hands a
+failure to the controller's own handler (retry now, later, or count it).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+
+from .ratelimit import TokenBucket
 
 
 class CoalescingQueue:
@@ -53,26 +57,20 @@ class CoalescingQueue:
                 await asyncio.wait_for(self._wakeup.wait(), wait)
 
 
-class TokenBucket:
-    """``rate`` tokens a second, at most ``burst`` saved up."""
-
-    def __init__(
-        self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self.rate = rate
-        self.burst = burst
-        self.clock = clock
-        self._tokens = float(burst)
-        self._at = clock()
-
-    def _refill(self) -> None:
-        now = self.clock()
-        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
-        self._at = now
-
-    async def acquire(self) -> None:
-        self._refill()
-        while self._tokens < 1:
-            await asyncio.sleep((1 - self._tokens) / self.rate)
-            self._refill()
-        self._tokens -= 1
+async def run_worker(
+    queue: CoalescingQueue,
+    bucket: TokenBucket,
+    sync: Callable[[str], Awaitable[object]],
+    failed: Callable[[str, Exception], None],
+) -> None:
+    """Work the queue forever: one key at a time, at most the bucket's rate; ``failed`` is
+    told of every exception ``sync`` raises (the loop goes on)."""
+    while True:
+        key = await queue.get()
+        await bucket.acquire()
+        try:
+            await sync(key)
+        except Exception as exc:
+            failed(key, exc)
+        finally:
+            queue.done(key)

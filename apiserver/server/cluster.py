@@ -1,0 +1,174 @@
+"""The per-mode seam: what one way of running the server supplies to everything above it.
+
+A ``Cluster`` says where the objects the server computes over come from (sources of
+slices, classes, claims and of our own kinds), where Events go, who is asking (the
+authenticator chain), what they may do (the authorizer) and which admission plugins run.
+It also builds, once, the registry of every kind it stores, so the server's routes, the
+services and the controllers write through the same objects. Standalone mode serves the
+upstream kinds from its own store (``StandaloneCluster``); aggregated mode reads them from
+a kube-apiserver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..auth import Authenticator, Authorizer
+from ..controllers import EventRecorder, RegistryEventRecorder
+from ..kinds import own_strategies, standalone_strategies
+from ..kinds.admission import CreateRateLimit, UserRateLimiter
+from ..kinds.deviceclass import DeviceClassStrategy
+from ..kinds.event import EventStrategy
+from ..kinds.resourceclaim import ResourceClaimStrategy
+from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from ..kinds.resourceslice import ResourceSliceStrategy
+from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
+from ..machinery.admission import AdmissionChain, AdmissionPlugin
+from ..machinery.computed import ComputedResource
+from ..machinery.registry import Registry
+from ..machinery.resource import ResourceType
+from ..machinery.rest import Resource
+from ..machinery.review import ReviewResource, ReviewStrategy
+from ..machinery.status import StatusSubresource
+from ..machinery.strategy import Strategy
+from ..sources import Source, StoreSource
+from ..storage import ReadableStore, Store
+
+COMPONENT = "dra-apiserver"
+
+
+@dataclass(frozen=True)
+class ClusterSources:
+    """The list+watch mirrors everything above the sources reads, one per kind."""
+
+    slices: Source
+    classes: Source
+    claims: Source
+    patches: Source
+    requests: Source
+
+    def all(self) -> list[Source]:
+        return [self.slices, self.classes, self.claims, self.patches, self.requests]
+
+
+class Cluster(Protocol):
+    store: Store
+    """Where our own kinds live."""
+    sources: ClusterSources
+    events: EventRecorder
+    authenticator: Authenticator | None
+    authorizer: Authorizer | None
+    admission: AdmissionChain
+
+    def served(self) -> list[Resource]:
+        """What this mode serves from its store (and the review kinds it answers), every
+        resource and subresource."""
+        ...
+
+    def registry(self, resource: ResourceType) -> Registry:
+        """The one registry of a stored kind."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    def readiness(self) -> dict[str, bool]: ...
+
+
+@dataclass
+class RateLimit:
+    rate: float = 0.2
+    burst: int = 10
+
+
+def serve_kinds(
+    strategies: Iterable[Strategy[Any]],
+    store: Store,
+    *,
+    admission: AdmissionChain | None = None,
+    computed: Mapping[ResourceType, ReadableStore] | None = None,
+) -> list[Resource]:
+    """What serves each kind, by its capabilities: a review kind creates only, a kind in
+    ``computed`` reads its own store, any other is stored in ``store`` (with its status
+    subresource if it has a status)."""
+    served: list[Resource] = []
+    for strategy in strategies:
+        if isinstance(strategy, ReviewStrategy):
+            served.append(ReviewResource(strategy))
+        elif computed is not None and strategy.resource in computed:
+            served.append(ComputedResource(strategy, computed[strategy.resource]))
+        else:
+            registry = Registry(strategy, store, admission)
+            served.append(registry)
+            if strategy.has_status:
+                served.append(StatusSubresource(registry))
+    return served
+
+
+class StandaloneCluster:
+    """Everything from one store: our kinds and the upstream kinds a cluster would serve."""
+
+    def __init__(
+        self,
+        store: Store,
+        group: str,
+        *,
+        authenticator: Authenticator | None,
+        authorizer: Authorizer | None,
+        pool_status_create_limit: RateLimit | None = None,
+        admission: list[AdmissionPlugin] | None = None,
+        reviews: Iterable[ReviewStrategy[Any]] = (),
+    ) -> None:
+        """``reviews``: the review kinds this mode answers (they need its authenticator and
+        authorizer, so they are made with them)."""
+        self.store = store
+        self.group = group
+        self.authenticator = authenticator
+        self.authorizer = authorizer
+        plugins: list[AdmissionPlugin] = list(admission or [])
+        requests = ResourcePoolStatusRequestStrategy.for_group(group).resource
+        limit = pool_status_create_limit or RateLimit()
+        if limit.rate > 0:
+            limiter = UserRateLimiter(limit.rate, limit.burst, what=requests.plural)
+            plugins.append(CreateRateLimit(requests, limiter))
+        self.admission = AdmissionChain(plugins)
+        self._served = serve_kinds([*self.kinds(group), *reviews], store, admission=self.admission)
+        self._registries = {r.resource: r for r in self._served if isinstance(r, Registry)}
+        self.sources = ClusterSources(
+            slices=self._source(ResourceSliceStrategy.upstream().resource),
+            classes=self._source(DeviceClassStrategy.upstream().resource),
+            claims=self._source(ResourceClaimStrategy.upstream().resource),
+            patches=self._source(ResourceSlicePatchStrategy.for_group(group).resource),
+            requests=self._source(requests),
+        )
+        self.events: EventRecorder = RegistryEventRecorder(
+            self.registry(EventStrategy.core().resource), COMPONENT
+        )
+
+    def _source(self, resource: ResourceType) -> StoreSource:
+        return StoreSource(self.store, resource.key_prefix(), name=resource.plural)
+
+    @staticmethod
+    def kinds(group: str) -> list[Strategy[Any]]:
+        """Our kinds and the upstream ones, all in the one store."""
+        return [*own_strategies(group), *standalone_strategies()]
+
+    def served(self) -> list[Resource]:
+        return list(self._served)
+
+    def registry(self, resource: ResourceType) -> Registry:
+        return self._registries[resource]
+
+    async def start(self) -> None:
+        for source in self.sources.all():
+            await source.start()
+
+    async def close(self) -> None:
+        for source in reversed(self.sources.all()):
+            await source.close()
+
+    def readiness(self) -> dict[str, bool]:
+        return {f"informer-{s.name}": s.has_synced for s in self.sources.all()}

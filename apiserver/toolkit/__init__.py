@@ -1,0 +1,10 @@
+"""The small primitives every loop of the server shares: backoff, rate limits, work queues
+and worker loops, and the one list-then-watch loop (the reflector) that the watch cache and
+the sources both run."""
+
+from .backoff import Backoff
+from .ratelimit import TokenBucket
+from .reflector import Reflector
+from .workqueue import CoalescingQueue, run_worker
+
+__all__ = ["Backoff", "CoalescingQueue", "Reflector", "TokenBucket", "run_worker"]
