@@ -9,17 +9,12 @@ dict the JSON encoding of the same object would, leaving out the empty values Go
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
-import orjson
-
-Scalar = Literal["string", "bytes", "int", "bool", "time", "fields", "map", "extra"]
-"""``map``: map<string,string>; ``extra``: map<string, {repeated string items = 1}>;
-``time``: meta/v1 Time; ``fields``: meta/v1 FieldsV1 (JSON bytes)."""
+Scalar = Literal["string", "int", "bool", "map", "extra"]
+"""``map``: map<string,string>; ``extra``: map<string, {repeated string items = 1}>."""
 
 
 class ProtobufError(ValueError):
@@ -95,14 +90,6 @@ def _text(value: int | bytes) -> str:
         raise ProtobufError("a string field is not UTF-8") from err
 
 
-def _time(value: int | bytes) -> str:
-    seconds = 0
-    for number, v in fields_of(_bytes(value)):
-        if number == 1:
-            seconds = _int(v)
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _entry(value: int | bytes) -> tuple[str, int | bytes]:
     key = ""
     item: int | bytes = b""
@@ -117,20 +104,10 @@ def _entry(value: int | bytes) -> tuple[str, int | bytes]:
 def _scalar(kind: Scalar, value: int | bytes) -> Any:
     if kind == "string":
         return _text(value)
-    if kind == "bytes":
-        return base64.b64encode(_bytes(value)).decode()
     if kind == "int":
         return _int(value)
     if kind == "bool":
         return bool(_int(value))
-    if kind == "time":
-        return _time(value)
-    if kind == "fields":
-        raw = b"".join(_bytes(v) for n, v in fields_of(_bytes(value)) if n == 1)
-        try:
-            return orjson.loads(raw) if raw else {}
-        except orjson.JSONDecodeError as err:
-            raise ProtobufError("fieldsV1 is not JSON") from err
     raise ProtobufError(f"no scalar type {kind}")
 
 
@@ -182,31 +159,17 @@ OWNER_REFERENCE = message(
     controller=(6, "bool"),
     blockOwnerDeletion=(7, "bool"),
 )
-MANAGED_FIELDS_ENTRY = message(
-    manager=(1, "string"),
-    operation=(2, "string"),
-    apiVersion=(3, "string"),
-    time=(4, "time"),
-    fieldsType=(6, "string"),
-    fieldsV1=(7, "fields"),
-    subresource=(8, "string"),
-)
+# What a client may set; server-set metadata (uid, generation, timestamps, managed fields)
+# is not read, since a create or an update ignores it anyway.
 OBJECT_META = message(
     name=(1, "string"),
     generateName=(2, "string"),
     namespace=(3, "string"),
-    selfLink=(4, "string"),
-    uid=(5, "string"),
     resourceVersion=(6, "string"),
-    generation=(7, "int"),
-    creationTimestamp=(8, "time"),
-    deletionTimestamp=(9, "time"),
-    deletionGracePeriodSeconds=(10, "int"),
     labels=(11, "map"),
     annotations=(12, "map"),
     ownerReferences=(13, OWNER_REFERENCE, True),
     finalizers=(14, "string", True),
-    managedFields=(17, MANAGED_FIELDS_ENTRY, True),
 )
 LABEL_SELECTOR_REQUIREMENT = message(
     key=(1, "string"), operator=(2, "string"), values=(3, "string", True)

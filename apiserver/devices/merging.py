@@ -1,22 +1,43 @@
 """KEP-5027 merge: a flattened device plus the patches that match it, in precedence order.
 
-For each attribute and each capacity, the first patch that names it decides it (patches
-come highest precedence first: higher priority, then older, then by name): a value
-replaces the driver's, a ``null`` attribute entry removes it; a capacity entry replaces the
-whole capacity (value and request policy). Patches name attributes fully qualified; on the
-device, attributes of the driver's own domain are unqualified, so ``<driver>/x`` in a patch
-is ``x`` on the device. The input device is never changed; a device no patch matches is
-returned as it is.
+Patches come highest precedence first: higher priority, then older, then by name.
+
+Attributes and capacity: for each attribute and each capacity, the first patch that names
+it decides it: a value replaces the driver's, a ``null`` attribute entry removes it; a
+capacity entry replaces the whole capacity (value and request policy). Patches name
+attributes fully qualified; on the device, attributes of the driver's own domain are
+unqualified, so ``<driver>/x`` in a patch is ``x`` on the device.
+
+Taints: the union of the device's own taints and those of every matching patch. A taint is
+identified by its key and effect: of several with the same key and effect, the one from the
+patch with the highest precedence is kept (its value and timeAdded), and a patch's taint
+replaces the device's own. A patch can thus add taints and change the value of a taint the
+device has, but never remove one. The device's own taints come first, then the patches' in
+precedence order.
+
+The input device is never changed; a device no patch matches is returned as it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from .patches import CompiledPatch, local_name
 from .state import JSON, PatchMark
 
-__all__ = ["local_name", "merge"]
+__all__ = ["local_name", "merge", "taint_text"]
+
+
+def taint_text(taint: JSON) -> str:
+    """A taint as kubectl writes one: ``key=value:Effect``, or ``key:Effect`` without value."""
+    value = taint.get("value")
+    key = f"{taint.get('key', '')}={value}" if value else str(taint.get("key", ""))
+    return f"{key}:{taint.get('effect', '')}"
+
+
+def _identity(taint: JSON) -> tuple[Any, Any]:
+    return (taint.get("key"), taint.get("effect"))
 
 
 def merge(
@@ -29,6 +50,7 @@ def merge(
     capacity = dict(device.get("capacity") or {})
     decided_attributes: set[str] = set()
     decided_capacity: set[str] = set()
+    patch_taints: dict[tuple[Any, Any], JSON] = {}
     marks = []
     for patch in patches:
         attribute_entries, capacity_entries = patch.entries(driver)
@@ -53,12 +75,31 @@ def merge(
             if key != name:
                 capacity.pop(name, None)
             capacity[key] = value
+        won_taints = []
+        for taint in patch.taints:
+            identity = _identity(taint)
+            if identity not in patch_taints:
+                patch_taints[identity] = taint
+                won_taints.append(taint_text(taint))
         marks.append(
-            PatchMark(patch.name, patch.priority, tuple(won_attributes), tuple(won_capacity))
+            PatchMark(
+                patch.name,
+                patch.priority,
+                tuple(won_attributes),
+                tuple(won_capacity),
+                tuple(won_taints),
+            )
         )
     out = dict(device)
     if attributes or "attributes" in device:
         out["attributes"] = attributes
     if capacity or "capacity" in device:
         out["capacity"] = capacity
+    if patch_taints:
+        own = [
+            t
+            for t in device.get("taints") or ()
+            if not isinstance(t, dict) or _identity(t) not in patch_taints
+        ]
+        out["taints"] = own + list(patch_taints.values())
     return out, tuple(marks)

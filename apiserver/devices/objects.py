@@ -56,4 +56,6 @@ def _mark(mark: PatchMark) -> JSON:
         out["attributes"] = list(mark.attributes)
     if mark.capacity:
         out["capacity"] = list(mark.capacity)
+    if mark.taints:
+        out["taints"] = list(mark.taints)
     return out

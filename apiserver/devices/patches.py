@@ -77,6 +77,7 @@ class CompiledPatch:
     problem: str | None
     attributes: dict[str, JSON | None]
     capacity: dict[str, JSON]
+    taints: tuple[JSON, ...] = ()
     order: tuple[int, str, str] = field(init=False)
     """Precedence: higher priority first, then older, then by name."""
     _entries: dict[str, Entries] = field(init=False, repr=False)
@@ -105,11 +106,11 @@ class CompiledPatch:
     @property
     def merge_key(self) -> tuple[Any, ...]:
         """Everything that decides what the patch does to a matching device."""
-        return (self.order, self.attributes, self.capacity)
+        return (self.order, self.attributes, self.capacity, self.taints)
 
     @property
     def sets_something(self) -> bool:
-        return bool(self.attributes or self.capacity)
+        return bool(self.attributes or self.capacity or self.taints)
 
     @property
     def bucket(self) -> tuple[str, str | None]:
@@ -134,6 +135,7 @@ def compile_patch(obj: JSON) -> CompiledPatch:
     for name, value in _dict(devices.get("attributes")).items():
         attributes[name] = NULL if "null" in _dict(value) else _dict(value)
     capacity = {name: _dict(value) for name, value in _dict(devices.get("capacity")).items()}
+    taints = devices.get("taints")
     generation = meta.get("generation")
     return CompiledPatch(
         name=str(meta.get("name", "")),
@@ -150,6 +152,7 @@ def compile_patch(obj: JSON) -> CompiledPatch:
         problem=problem,
         attributes=attributes,
         capacity=capacity,
+        taints=tuple(t for t in taints if isinstance(t, dict)) if isinstance(taints, list) else (),
     )
 
 

@@ -17,6 +17,8 @@ class PatchMark:
     priority: int
     attributes: tuple[str, ...] = ()
     capacity: tuple[str, ...] = ()
+    taints: tuple[str, ...] = ()
+    """The taints it put on the device, written ``key=value:Effect`` (``key:Effect``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,9 @@ from ..machinery.strategy import Strategy
 from .device import DeviceStrategy
 from .deviceclass import DeviceClassStrategy
 from .event import EventStrategy
+from .namespace import NamespaceStrategy, SystemNamespaces
+from .node import NodeStrategy
+from .pod import PodStrategy
 from .rbac import (
     ClusterRoleBindingStrategy,
     ClusterRoleStrategy,
@@ -20,6 +23,8 @@ from .resourceclaimtemplate import ResourceClaimTemplateStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from .resourceslice import ResourceSliceStrategy
 from .resourceslicepatch import ResourceSlicePatchStrategy
+
+__all__ = ["SystemNamespaces", "standalone_strategies", "strategies"]
 
 
 def strategies(group: str = DRA_GROUP, *, standalone: bool = True) -> list[Strategy[Any]]:
@@ -39,9 +44,13 @@ def own_strategies(group: str = DRA_GROUP) -> list[Strategy[Any]]:
 
 
 def standalone_strategies() -> list[Strategy[Any]]:
-    """Kinds served only standalone: core v1 Events, the DRA v1 kinds and RBAC."""
+    """Kinds served only standalone: core v1 Events, Namespaces, Nodes and Pods, the DRA v1
+    kinds and RBAC. (``SystemNamespaces`` creates the namespaces a cluster starts with.)"""
     return [
         EventStrategy.core(),
+        NamespaceStrategy.core(),
+        NodeStrategy.core(),
+        PodStrategy.core(),
         DeviceClassStrategy.upstream(),
         ResourceClaimStrategy.upstream(),
         ResourceClaimTemplateStrategy.upstream(),

@@ -2,7 +2,7 @@
 
 Served over the device view's own store (get, list, watch; every write is 405). ``kubectl
 get devices`` prints DRIVER, POOL, NODE, DEVICE and PATCHED-BY; ``-o wide`` adds a few
-attributes and capacities and the slice. Field selectors: ``spec.driver``,
+attributes and capacities, the taints and the slice. Field selectors: ``spec.driver``,
 ``spec.pool.name``, ``spec.nodeName``, ``spec.device`` and ``spec.resourceSliceName``.
 """
 
@@ -33,6 +33,12 @@ def _node(obj: dict[str, Any]) -> str:
 def _patched_by(obj: dict[str, Any]) -> str:
     refs = (obj.get("status") or {}).get("patchedBy") or []
     return ",".join(str(r.get("name")) for r in refs if isinstance(r, dict))
+
+
+def _taints(obj: dict[str, Any]) -> str:
+    taints = (obj.get("spec") or {}).get("taints") or []
+    shown = [f"{t.get('key')}:{t.get('effect')}" for t in taints if isinstance(t, dict)]
+    return ",".join(shown) or "<none>"
 
 
 def _attribute_text(value: Any) -> str:
@@ -83,6 +89,13 @@ class DeviceStrategy(Strategy[Device]):
             "string",
             lambda obj: _entries(obj, "capacity"),
             "Some capacities after mixins and patches.",
+            priority=1,
+        ),
+        Column(
+            "Taints",
+            "string",
+            _taints,
+            "Taints of the device (key:effect), its own and those patches add.",
             priority=1,
         ),
         Column(

@@ -1,15 +1,17 @@
-"""ResourceSlicePatch (KEP-5027): cluster-scoped, status subresource, short name ``rsp``."""
+"""ResourceSlicePatch (KEP-5027): cluster-scoped, status subresource, short name ``rsp``;
+the server sets ``timeAdded`` of the taints it adds, as for a slice's device taints."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..api.field import FieldError
-from ..api.resource.resourceslicepatch import ResourceSlicePatch
+from ..api.resource.resourceslicepatch import ResourceSlicePatch, set_patch_taint_times
 from ..api.resource.validation.resourceslicepatch import (
     validate_resource_slice_patch,
     validate_resource_slice_patch_status,
 )
+from ..machinery.registry import now_rfc3339
 from ..machinery.strategy import Strategy
 from ..machinery.table import Column, path
 
@@ -64,6 +66,13 @@ class ResourceSlicePatchStrategy(Strategy[ResourceSlicePatch]):
             priority=1,
         ),
     )
+
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        set_patch_taint_times(obj.get("spec") or {}, now_rfc3339())
+
+    def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        # A taint gets the time it was added; an unchanged taint keeps its time.
+        set_patch_taint_times(obj.get("spec") or {}, now_rfc3339(), old.get("spec"))
 
     def validate(self, obj: ResourceSlicePatch) -> list[FieldError]:
         return validate_resource_slice_patch(obj)

@@ -19,8 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..api import field as fielderr
 from ..api.field import FieldError
-from . import errors
-from .protobuf import PROTOBUF, decode_protobuf
+from . import errors, protobuf
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -56,12 +55,12 @@ def media_type(content_type: str | None) -> str:
 
 
 def decode_body(body: bytes, content_type: str | None) -> dict[str, Any]:
-    """Parse a JSON, YAML or (for built-in kinds) protobuf request body into a JSON object."""
+    """Parse a JSON or YAML request body into a JSON object."""
     kind = media_type(content_type)
     if not body.strip():
         raise errors.bad_request("the request body is empty; an object was expected")
-    if kind == PROTOBUF:
-        return decode_protobuf(body)
+    if kind == protobuf.MEDIA_TYPE:
+        return protobuf.decode_object(body)
     try:
         if kind in YAML_TYPES or kind.endswith("+yaml"):
             _check_yaml_depth(body)

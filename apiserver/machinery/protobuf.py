@@ -1,9 +1,10 @@
 """Request bodies in Kubernetes' protobuf encoding, for the built-in kinds clients send so.
 
-kubectl sends built-in kinds (RBAC objects, access and token reviews) as
-``application/vnd.kubernetes.protobuf``; the body is read into the JSON form and handled
-from there like any other. Responses stay JSON, which such clients also accept. A kind
-with no protobuf shape here is answered 415, so the client knows to send JSON.
+kubectl's typed commands (``kubectl create namespace``, ``create rolebinding``, ``auth
+can-i``…) send built-in kinds as ``application/vnd.kubernetes.protobuf``; the body is read
+into the JSON form and handled from there like any other. Responses stay JSON, which such
+clients also accept. A kind with no protobuf shape here is answered 415, so the client
+knows to send JSON.
 """
 
 from __future__ import annotations
@@ -12,24 +13,32 @@ from typing import Any
 
 from ..api.authentication.protobuf import KINDS as AUTHENTICATION_KINDS
 from ..api.authorization.protobuf import KINDS as AUTHORIZATION_KINDS
-from ..api.protobuf import Message, ProtobufError, decode, envelope
+from ..api.core.protobuf import KINDS as CORE_KINDS
+from ..api.protobuf import MAGIC, Message, ProtobufError, decode, envelope
 from ..api.rbac.protobuf import KINDS as RBAC_KINDS
 from . import errors
 
-PROTOBUF = "application/vnd.kubernetes.protobuf"
+MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 KINDS: dict[tuple[str, str], Message] = {
+    **CORE_KINDS,
     **RBAC_KINDS,
     **AUTHORIZATION_KINDS,
     **AUTHENTICATION_KINDS,
 }
 
+__all__ = ["KINDS", "MAGIC", "MEDIA_TYPE", "decode_object"]
 
-def decode_protobuf(body: bytes) -> dict[str, Any]:
+
+def decode_object(body: bytes) -> dict[str, Any]:
+    """The JSON form of a protobuf-encoded object; 400 if it is malformed, 415 for a kind
+    this server does not read in protobuf."""
     try:
         wrapped = envelope(body)
         shape = KINDS.get((wrapped.api_version, wrapped.kind))
         if shape is None:
-            raise errors.unsupported_media_type(PROTOBUF, ["application/json", "application/yaml"])
+            raise errors.unsupported_media_type(
+                MEDIA_TYPE, ["application/json", "application/yaml"]
+            )
         obj = decode(shape, wrapped.raw)
     except ProtobufError as err:
         raise errors.bad_request(f"the request body could not be decoded: {err}") from err

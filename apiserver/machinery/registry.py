@@ -270,7 +270,7 @@ class Registry(StoreReader):
         now = now_rfc3339()
         meta["creationTimestamp"] = now
         meta["generation"] = 1
-        if self.strategy.has_status:
+        if self.strategy.has_status and not self.strategy.status_on_create:
             obj.pop("status", None)
         self.strategy.prepare_for_create(obj)
         _, warnings = self._parse(obj, opts, self.strategy.validate)

@@ -40,6 +40,9 @@ class Strategy(Generic[M]):
     verbs: ClassVar[tuple[str, ...]] = VERBS
     """What the kind is served for: a stored kind every verb, a computed kind
     ``READ_ONLY_VERBS``, a review kind ``CREATE_ONLY_VERBS``."""
+    status_on_create: ClassVar[bool] = False
+    """A create keeps the status it carries (a Node is registered with its status); otherwise
+    a kind with a status subresource starts without one."""
     columns: ClassVar[tuple[Column, ...]] = ()
     extra_field_getters: ClassVar[Mapping[str, FieldGetter]] = {}
 

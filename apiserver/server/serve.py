@@ -22,6 +22,7 @@ from ..auth import (
 )
 from ..auth.reviewkinds import review_strategies
 from ..auth.reviews import EveryRule, RuleResolver
+from ..kinds import SystemNamespaces
 from ..machinery.resource import VERBS
 from ..storage import Store
 from ..storage.cacher import WatchCache
@@ -167,7 +168,12 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         ),
     )
     metrics = CollectorRegistry()
-    services: list[Service] = [*([rbac] if rbac is not None else []), cluster, devices]
+    services: list[Service] = [
+        *([rbac] if rbac is not None else []),
+        cluster,
+        SystemNamespaces(store),
+        devices,
+    ]
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl

@@ -196,6 +196,7 @@ def test_kubectl_get_wide_and_field_selectors(server: ServerProcess) -> None:
         "PATCHED-BY",
         "ATTRIBUTES",
         "CAPACITY",
+        "TAINTS",
         "SLICE",
         "AGE",
     ]

@@ -13,7 +13,8 @@ EXAMPLES = REPO / "examples"
 
 def _versions(server: ServerProcess) -> dict[str, str]:
     kinds = (
-        "resourceslices,deviceclasses,resourceclaims,resourceclaimtemplates,resourceslicepatches"
+        "nodes,resourceslices,deviceclasses,resourceclaims,resourceclaimtemplates,"
+        "resourceslicepatches"
     )
     items = orjson.loads(server.kubectl("get", kinds, "-A", "-o", "json").stdout)["items"]
     return {f"{i['kind']}/{i['metadata']['name']}": i["metadata"]["resourceVersion"] for i in items}
@@ -28,7 +29,7 @@ def test_apply_examples_and_list_them(fresh_server: ServerProcess) -> None:
         p.read_text().count("\nkind: ") + p.read_text().startswith("kind: ")
         for p in EXAMPLES.glob("*.yaml")
     )
-    assert len(created) == manifests == 14
+    assert len(created) == manifests == 19
 
     listing = fresh_server.kubectl(
         "get", "resourceslices,deviceclasses,resourceclaims", "-A"
@@ -46,6 +47,16 @@ def test_apply_examples_and_list_them(fresh_server: ServerProcess) -> None:
     assert claims[0].split() == ["NAMESPACE", "NAME", "STATE", "AGE"]
     assert {line.split()[2] for line in claims[1:]} == {"pending"}
     assert len(claims) == 1 + 4
+
+    nodes = fresh_server.kubectl("get", "nodes").stdout.splitlines()
+    assert nodes[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert [line.split()[:2] for line in nodes[1:]] == [[f"node-{i}", "Ready"] for i in range(1, 6)]
+    slice_nodes = {line.split()[1] for line in slices[1:] if line.split()[1].startswith("node-")}
+    assert slice_nodes == {f"node-{i}" for i in range(1, 6)}  # every slice's node exists
+    reachable = fresh_server.kubectl(
+        "get", "nodes", "-l", "fabric.example.com/reachable=true", "-o", "name"
+    ).stdout.split()
+    assert len(reachable) == 5
 
     before = _versions(fresh_server)
     fresh_server.kubectl("apply", "-f", str(EXAMPLES))

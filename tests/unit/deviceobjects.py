@@ -72,6 +72,7 @@ def patch_obj(
     selectors: Iterable[str] = (),
     attributes: dict[str, Any] | None = None,
     capacity: dict[str, Any] | None = None,
+    taints: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     flt: dict[str, Any] = {}
     for key, value in (
@@ -93,6 +94,8 @@ def patch_obj(
         devices["attributes"] = attributes
     if capacity is not None:
         devices["capacity"] = capacity
+    if taints is not None:
+        devices["taints"] = taints
     return {
         "apiVersion": "resource.k8s.io/v1alpha3",
         "kind": "ResourceSlicePatch",

@@ -246,3 +246,93 @@ async def test_patches_apply_to_the_flattened_device(view: Start) -> None:
     patched = setup.device("node-2.gpu-0")
     assert "includes" not in patched
     assert patched["attributes"] == attrs(index=0, model="a100", family="patched")
+
+
+# -- taints ------------------------------------------------------------------------------
+
+
+def taint(key: str, effect: str = "NoSchedule", value: str | None = None) -> dict[str, Any]:
+    out = {"key": key, "effect": effect, "timeAdded": "2026-01-01T00:00:00Z"}
+    if value is not None:
+        out["value"] = value
+    return out
+
+
+def test_a_patch_adds_its_taints_after_the_devices_own() -> None:
+    raw = {**device("gpu-0"), "taints": [taint("driver.example.com/hot", "None")]}
+    patched, marks = _patched(
+        raw, patch_obj("p", taints=[taint("ops.example.com/broken", value="yes")])
+    )
+    assert patched["taints"] == [
+        taint("driver.example.com/hot", "None"),
+        taint("ops.example.com/broken", value="yes"),
+    ]
+    assert marks == (PatchMark("p", 0, taints=("ops.example.com/broken=yes:NoSchedule",)),)
+
+
+def test_taints_of_several_patches_are_a_union() -> None:
+    patched, marks = _patched(
+        device("gpu-0"),
+        patch_obj("a", priority=2, taints=[taint("x.io/a")]),
+        patch_obj("b", priority=1, taints=[taint("x.io/b", "NoExecute")]),
+    )
+    assert patched["taints"] == [taint("x.io/a"), taint("x.io/b", "NoExecute")]
+    assert [m.taints for m in marks] == [("x.io/a:NoSchedule",), ("x.io/b:NoExecute",)]
+
+
+def test_same_key_and_effect_the_higher_precedence_patch_wins() -> None:
+    patched, marks = _patched(
+        device("gpu-0"),
+        patch_obj("low", priority=1, taints=[taint("x.io/t", value="low")]),
+        patch_obj("high", priority=5, created=NEW, taints=[taint("x.io/t", value="high")]),
+    )
+    assert patched["taints"] == [taint("x.io/t", value="high")]
+    assert [(m.name, m.taints) for m in marks] == [
+        ("high", ("x.io/t=high:NoSchedule",)),
+        ("low", ()),  # matched, but its taint was decided by "high"
+    ]
+
+
+def test_same_key_other_effect_is_another_taint() -> None:
+    patched, _ = _patched(
+        device("gpu-0"),
+        patch_obj("a", taints=[taint("x.io/t", "NoSchedule")]),
+        patch_obj("b", taints=[taint("x.io/t", "NoExecute")]),
+    )
+    assert patched["taints"] == [taint("x.io/t", "NoSchedule"), taint("x.io/t", "NoExecute")]
+
+
+def test_a_patch_taint_replaces_the_devices_own_with_the_same_key_and_effect() -> None:
+    raw = {**device("gpu-0"), "taints": [taint("x.io/t", value="driver"), taint("x.io/u")]}
+    before = copy.deepcopy(raw)
+    patched, _ = _patched(raw, patch_obj("p", taints=[taint("x.io/t", value="admin")]))
+    assert patched["taints"] == [taint("x.io/u"), taint("x.io/t", value="admin")]
+    assert raw == before
+
+
+def test_a_patch_without_taints_leaves_the_devices_own() -> None:
+    raw = {**device("gpu-0", model="a"), "taints": [taint("x.io/t")]}
+    patched, marks = _patched(raw, patch_obj("p", attributes={"x.io/y": {"int": 1}}))
+    assert patched["taints"] is raw["taints"]
+    assert marks[0].taints == ()
+
+
+async def test_taints_reach_the_device_view_and_go_with_the_patch(view: Start) -> None:
+    setup = await view(patch_obj("p", device="gpu-1", taints=[taint("x.io/maintenance")]))
+    assert setup.device("node-1.gpu-1")["taints"] == [taint("x.io/maintenance")]
+    assert "taints" not in setup.device("node-1.gpu-0")
+    state = setup.view.device("node-1.gpu-1")
+    assert state is not None
+    assert state.patched_by[0].taints == ("x.io/maintenance:NoSchedule",)
+
+
+async def test_changing_only_a_patchs_taints_remerges_its_devices(view: Start) -> None:
+    """The filter is unchanged, so the patch is not re-evaluated, but its devices are merged
+    again with the new taints; deleting the patch takes them away."""
+    setup = await view(patch_obj("p", device="gpu-0", taints=[taint("x.io/a")]))
+    setup.patches.put(patch_obj("p", device="gpu-0", taints=[taint("x.io/b", "NoExecute")]))
+    await setup.settle()
+    assert setup.device("node-1.gpu-0")["taints"] == [taint("x.io/b", "NoExecute")]
+    setup.patches.remove("p")
+    await setup.settle()
+    assert "taints" not in setup.device("node-1.gpu-0")

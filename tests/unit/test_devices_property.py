@@ -57,18 +57,37 @@ def _attributes() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+def _taints() -> st.SearchStrategy[list[dict[str, Any]]]:
+    """Few keys, effects and values, so that patches and devices often share a key and effect."""
+    return st.lists(
+        st.builds(
+            lambda key, effect, value: {
+                "key": key,
+                "effect": effect,
+                **({"value": value} if value else {}),
+            },
+            st.sampled_from(["x.io/a", "x.io/b"]),
+            st.sampled_from(["NoSchedule", "NoExecute"]),
+            st.sampled_from([None, "1", "2"]),
+        ),
+        max_size=2,
+    )
+
+
 def _device() -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(
-        lambda name, attributes, mem, includes: {
+        lambda name, attributes, mem, includes, taints: {
             "name": name,
             **({"attributes": attributes} if attributes else {}),
             **({"capacity": {"mem": {"value": mem}}} if mem else {}),
             **({"includes": ["m"]} if includes else {}),
+            **({"taints": taints} if taints else {}),
         },
         st.sampled_from(DEVICES),
         _attributes(),
         st.sampled_from([None, "512Mi", "2Gi"]),
         st.booleans(),
+        _taints(),
     )
 
 
@@ -96,12 +115,13 @@ _patch_value = st.one_of(
 )
 
 patches = st.builds(
-    lambda name, priority, created, flt, attributes, capacity: patch_obj(
+    lambda name, priority, created, flt, attributes, capacity, taints: patch_obj(
         name,
         priority=priority,
         created=created,
         attributes=attributes,
         capacity=capacity,
+        taints=taints or None,
         **flt,
     ),
     st.sampled_from(PATCHES),
@@ -118,6 +138,7 @@ patches = st.builds(
         st.sampled_from(["0", "4Gi"]).map(lambda v: {"value": v}),
         max_size=2,
     ),
+    _taints(),
 )
 
 classes = st.builds(
@@ -132,6 +153,7 @@ patch_changes = st.tuples(
     st.sampled_from(PATCHES),
     st.sampled_from([None, 0, 1, 2]),
     st.dictionaries(st.sampled_from([f"{GPU}/model", f"{GPU}/new"]), _patch_value, max_size=2),
+    _taints(),
 )
 slice_changes = st.tuples(st.sampled_from(SLICES), st.integers(0, 2), _attributes())
 
@@ -158,14 +180,15 @@ worlds = st.tuples(
 """The objects there are when the view starts."""
 
 
-def _changed_patch(current: dict[str, Any], change: tuple[str, Any, Any]) -> dict[str, Any]:
-    _, priority, attributes = change
+def _changed_patch(current: dict[str, Any], change: tuple[str, Any, Any, Any]) -> dict[str, Any]:
+    _, priority, attributes, taints = change
     new = copy.deepcopy(current)
     devices = new["spec"]["devices"]
     devices.pop("priority", None)
     if priority is not None:
         devices["priority"] = priority
     devices["attributes"] = attributes
+    devices["taints"] = taints
     return new
 
 

@@ -157,6 +157,57 @@ def test_resource_slice_patch_validation(devices: dict[str, Any], expected: list
     assert fields(devices) == expected
 
 
+T = "spec.devices.taints"
+PREFIX_253 = ("d" * 63 + ".") * 3 + "d" * 61
+
+
+def taints(count: int, **taint: Any) -> list[dict[str, Any]]:
+    return [{"key": f"ops.example.com/t{i}", "effect": "NoSchedule", **taint} for i in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("devices", "expected"),
+    [
+        # At most 4 taints: 4 accepted, 5 refused naming the list.
+        ({"taints": taints(4)}, []),
+        ({"taints": taints(5)}, [T]),
+        # Every effect upstream knows.
+        (
+            {
+                "taints": [
+                    {"key": "a.io/x", "effect": "None"},
+                    {"key": "a.io/x", "effect": "NoSchedule", "value": "v"},
+                    {"key": "x", "effect": "NoExecute", "timeAdded": "2026-01-01T00:00:00Z"},
+                ]
+            },
+            [],
+        ),
+        # The key is a qualified name: name part at most 63, prefix a DNS subdomain (253).
+        ({"taints": [{"key": "a.io/" + "k" * 63, "effect": "None"}]}, []),
+        ({"taints": [{"key": "a.io/" + "k" * 64, "effect": "None"}]}, [f"{T}[0].key"]),
+        ({"taints": [{"key": PREFIX_253 + "/k", "effect": "None"}]}, []),
+        ({"taints": [{"key": PREFIX_253 + "d/k", "effect": "None"}]}, [f"{T}[0].key"]),
+        ({"taints": [{"key": "", "effect": "None"}]}, [f"{T}[0].key"]),
+        ({"taints": [{"key": "a b", "effect": "None"}]}, [f"{T}[0].key"]),
+        ({"taints": [{"key": "a/b/c", "effect": "None"}]}, [f"{T}[0].key"]),
+        # The value is a label value: at most 63.
+        ({"taints": [{"key": "k", "value": "v" * 63, "effect": "None"}]}, []),
+        ({"taints": [{"key": "k", "value": "v" * 64, "effect": "None"}]}, [f"{T}[0].value"]),
+        ({"taints": [{"key": "k", "value": "-v", "effect": "None"}]}, [f"{T}[0].value"]),
+        # Only the first 4 of too many are checked further.
+        ({"taints": [*taints(4), {"key": "bad key", "effect": "None"}]}, [T]),
+    ],
+)
+def test_taint_validation(devices: dict[str, Any], expected: list[str]) -> None:
+    assert fields(devices) == expected
+
+
+def test_too_many_taints_is_too_many() -> None:
+    [err] = validate_resource_slice_patch(patch({"taints": taints(5)}))
+    assert err.type is ErrorType.TOO_MANY
+    assert str(err) == f"{T}: Too many: must have at most 4 items (has 5)"
+
+
 @pytest.mark.parametrize(
     ("devices", "error_type"),
     [

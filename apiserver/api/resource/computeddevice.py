@@ -38,6 +38,12 @@ class DevicePatchReference(APIModel):
         description="Capacities whose value on this device this patch decides.",
         json_schema_extra=ATOMIC,
     )
+    taints: list[str] | None = Field(
+        None,
+        description="Taints this patch put on the device (spec.taints), written "
+        "key=value:Effect, or key:Effect for a taint without value.",
+        json_schema_extra=ATOMIC,
+    )
 
 
 class DeviceSelectorError(APIModel):
@@ -77,7 +83,10 @@ class DeviceSpec(APIModel):
         None, description="Counters the device consumes, after mixins.", json_schema_extra=ATOMIC
     )
     taints: list[DeviceTaint] | None = Field(
-        None, description="The driver-defined taints of the device.", json_schema_extra=ATOMIC
+        None,
+        description="The taints of the device: the driver's own and those matching patches add "
+        "(status.patchedBy says which patch added which).",
+        json_schema_extra=ATOMIC,
     )
     binds_to_node: bool | None = Field(
         None, description="Whether an allocation of the device is limited to the chosen node."

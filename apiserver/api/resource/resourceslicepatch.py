@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from ..base import APIModel
 from ..meta import CONDITIONS_SCHEMA_EXTRA, Condition, KindModel
-from .device import DeviceCapacity, DeviceSelector, NullableDeviceAttribute
+from .device import ATOMIC, DeviceCapacity, DeviceSelector, DeviceTaint, NullableDeviceAttribute
 
 
 class DevicePatchFilter(APIModel):
@@ -30,7 +32,7 @@ class DevicePatchFilter(APIModel):
 
 
 class DevicePatch(APIModel):
-    """Selects devices and defines the attributes and capacities to patch on them."""
+    """Selects devices and defines the attributes, capacities and taints to patch on them."""
 
     filter: DevicePatchFilter | None = Field(
         None,
@@ -51,12 +53,22 @@ class DevicePatch(APIModel):
         description="Capacities to set on matching devices, by fully qualified name. Capacities "
         "cannot be removed; set them to 0 instead.",
     )
+    taints: list[DeviceTaint] | None = Field(
+        None,
+        description="Taints to add to matching devices, at most 4. A device keeps its own "
+        "taints and gets those of every matching patch; where several set a taint with the "
+        "same key and effect, the patch with the highest precedence decides its value (a "
+        "patch's taint replaces the device's own). timeAdded is set by the server when empty.",
+        json_schema_extra=ATOMIC,
+    )
 
 
 class ResourceSlicePatchSpec(APIModel):
     """The desired patch."""
 
-    devices: DevicePatch = Field(description="Devices defines how to patch device attributes.")
+    devices: DevicePatch = Field(
+        description="Devices defines how to patch device attributes and taints."
+    )
 
 
 class ResourceSlicePatchStatus(APIModel):
@@ -76,7 +88,7 @@ class ResourceSlicePatchStatus(APIModel):
 
 
 class ResourceSlicePatch(KindModel):
-    """Patches attributes and capacities of devices published in ResourceSlices."""
+    """Patches attributes, capacities and taints of devices published in ResourceSlices."""
 
     spec: ResourceSlicePatchSpec = Field(
         description="Changing the spec automatically increments the metadata.generation number."
@@ -84,3 +96,28 @@ class ResourceSlicePatch(KindModel):
     status: ResourceSlicePatchStatus | None = Field(
         None, description="Status of the patch, set by the server."
     )
+
+
+def set_patch_taint_times(
+    spec: dict[str, Any], now: str, old: dict[str, Any] | None = None
+) -> None:
+    """Set ``timeAdded`` on the taints of a patch spec (JSON form) that have none: a taint
+    the stored spec ``old`` had with the same key, value and effect keeps its time, any other
+    gets ``now``. Tolerates ill-typed input (validation reports it later)."""
+    known: dict[tuple[Any, ...], Any] = {}
+    for taint in _taints(old):
+        if taint.get("timeAdded"):
+            known.setdefault(_identity(taint), taint["timeAdded"])
+    for taint in _taints(spec):
+        if not taint.get("timeAdded"):
+            taint["timeAdded"] = known.get(_identity(taint), now)
+
+
+def _identity(taint: dict[str, Any]) -> tuple[Any, ...]:
+    return (taint.get("key"), taint.get("value"), taint.get("effect"))
+
+
+def _taints(spec: Any) -> list[dict[str, Any]]:
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    taints = devices.get("taints") if isinstance(devices, dict) else None
+    return [t for t in taints if isinstance(t, dict)] if isinstance(taints, list) else []

@@ -9,12 +9,19 @@ from .... import cel
 from ....cel import quantity
 from ... import field
 from ...field import FieldError, Path
-from ...names import c_identifier_errors, dns1123_label_errors, dns1123_subdomain_errors
+from ...names import (
+    c_identifier_errors,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    label_value_errors,
+    qualified_name_errors,
+)
 from ..device import (
     CapacityRequestPolicy,
     DeviceAttribute,
     DeviceCapacity,
     DeviceSelector,
+    DeviceTaint,
     NullableDeviceAttribute,
 )
 
@@ -27,6 +34,9 @@ MAX_ATTRIBUTES_AND_CAPACITIES = 32
 MAX_SELECTORS = 32
 MAX_VALID_VALUES = 10
 CEL_EXPRESSION_MAX_LENGTH = 10 * 1024
+MAX_TAINTS = 4
+"""Taints of one device in a slice, and taints of one ResourceSlicePatch (KEP-5055's 4)."""
+TAINT_EFFECTS = ("None", "NoSchedule", "NoExecute")
 
 # semver.org 2.0.0, the regular expression the specification recommends.
 _SEMVER = re.compile(
@@ -350,3 +360,23 @@ def validate_cel_selector(expression: str, path: Path) -> list[FieldError]:
     except cel.CompileError as e:
         return [field.invalid(str(path), expression, f"compilation failed: {e.message}")]
     return []
+
+
+def validate_taint(taint: DeviceTaint, path: Path) -> list[FieldError]:
+    """A device taint: a label-name key (required), a label-value value, a known effect."""
+    errs: list[FieldError] = []
+    kpath = str(path.child("key"))
+    if not taint.key:
+        errs.append(field.required(kpath))
+    else:
+        errs += [field.invalid(kpath, taint.key, e) for e in qualified_name_errors(taint.key)]
+    if taint.value is not None:
+        errs += [
+            field.invalid(str(path.child("value")), taint.value, e)
+            for e in label_value_errors(taint.value)
+        ]
+    if taint.effect not in TAINT_EFFECTS:
+        errs.append(
+            field.not_supported(str(path.child("effect")), taint.effect, list(TAINT_EFFECTS))
+        )
+    return errs

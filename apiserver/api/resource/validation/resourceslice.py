@@ -52,8 +52,8 @@ from typing import Any, TypeVar
 from ... import field
 from ...core.validation.nodeselector import validate_node_name, validate_node_selector
 from ...field import ErrorType, FieldError, Path
-from ...names import dns1123_label_errors, label_value_errors, qualified_name_errors
-from ..device import Counter, CounterSet, DeviceCounterConsumption, DeviceTaint
+from ...names import dns1123_label_errors, qualified_name_errors
+from ..device import Counter, CounterSet, DeviceCounterConsumption
 from ..mixins import sources
 from ..resourceslice import (
     CounterSetMixin,
@@ -64,11 +64,13 @@ from ..resourceslice import (
     ResourceSliceSpec,
 )
 from .device import (
+    MAX_TAINTS,
     too_many_attributes_and_capacities,
     validate_attributes_and_capacity,
     validate_device_name,
     validate_driver_name,
     validate_pool_name,
+    validate_taint,
 )
 
 MAX_DEVICES = 128
@@ -78,7 +80,7 @@ MAX_COUNTER_SETS = 32
 MAX_COUNTERS_PER_SLICE = 256
 MAX_CONSUMED_COUNTERS_PER_SLICE = 2048
 MAX_CONSUMPTIONS_PER_DEVICE = 4
-MAX_TAINTS_PER_DEVICE = 4
+MAX_TAINTS_PER_DEVICE = MAX_TAINTS
 MAX_DEVICE_MIXINS = 128
 MAX_COUNTER_SET_MIXINS = 32
 MAX_CONSUMPTION_MIXINS = 128
@@ -86,7 +88,6 @@ MAX_INCLUDES = 8
 MAX_CONSUMPTION_INCLUDES = 4
 MAX_BINDING_CONDITIONS = 4
 MAX_BINDING_FAILURE_CONDITIONS = 4
-TAINT_EFFECTS = ("None", "NoSchedule", "NoExecute")
 
 SPEC = Path("spec")
 
@@ -425,7 +426,7 @@ def _validate_devices(
         errs += _validate_device_nodes(device, bool(spec.per_device_node_selection), dpath)
         taints = _capped(device.taints or [], MAX_TAINTS_PER_DEVICE, dpath.child("taints"), errs)
         for t, taint in enumerate(taints):
-            errs += _validate_taint(taint, dpath.child("taints").index(t))
+            errs += validate_taint(taint, dpath.child("taints").index(t))
         errs += _validate_binding_conditions(device, dpath)
     return errs
 
@@ -548,25 +549,6 @@ def _validate_device_nodes(device: Device, per_device: bool, path: Path) -> list
                 "{" + ", ".join(chosen) + "}",
                 f"{which} is required, but multiple fields are set",
             )
-        )
-    return errs
-
-
-def _validate_taint(taint: DeviceTaint, path: Path) -> list[FieldError]:
-    errs: list[FieldError] = []
-    kpath = str(path.child("key"))
-    if not taint.key:
-        errs.append(field.required(kpath))
-    else:
-        errs += [field.invalid(kpath, taint.key, e) for e in qualified_name_errors(taint.key)]
-    if taint.value is not None:
-        errs += [
-            field.invalid(str(path.child("value")), taint.value, e)
-            for e in label_value_errors(taint.value)
-        ]
-    if taint.effect not in TAINT_EFFECTS:
-        errs.append(
-            field.not_supported(str(path.child("effect")), taint.effect, list(TAINT_EFFECTS))
         )
     return errs
 

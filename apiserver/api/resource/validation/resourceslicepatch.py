@@ -1,4 +1,5 @@
-"""Validation of ResourceSlicePatch (KEP-5027)."""
+"""Validation of ResourceSlicePatch (KEP-5027): the filter, the priority, at most 32
+attributes and capacities, at most 4 taints (each validated as a slice's device taint)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from ...metavalidation import validate_conditions
 from ...names import dns1123_subdomain_errors
 from ..resourceslicepatch import ResourceSlicePatch, ResourceSlicePatchStatus
 from .device import (
+    MAX_TAINTS,
     validate_attributes_and_capacity,
     validate_device_name,
     validate_driver_name,
     validate_pool_name,
     validate_selectors,
+    validate_taint,
 )
 
 PRIORITY_MIN = -(2**31)
@@ -55,6 +58,12 @@ def validate_resource_slice_patch(
     errs += validate_attributes_and_capacity(
         devices.attributes or {}, devices.capacity or {}, path, require_domain=True
     )
+    taints = devices.taints or []
+    tpath = path.child("taints")
+    if len(taints) > MAX_TAINTS:
+        errs.append(field.too_many(str(tpath), len(taints), MAX_TAINTS))
+    for i, taint in enumerate(taints[:MAX_TAINTS]):
+        errs += validate_taint(taint, tpath.index(i))
     return errs
 
 

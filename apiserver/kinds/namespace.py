@@ -1,0 +1,173 @@
+"""Core ``v1`` Namespace (standalone mode): cluster-scoped, short name ``ns``, status
+subresource with ``phase`` ``Active`` (set on create) or ``Terminating``.
+
+Also here, as pure functions over the stored object, what namespace lifecycle admission
+needs: ``namespace_phase`` (Terminating once a deletion was asked for),
+``creation_refusal`` (the error for creating into a missing or terminating namespace) and
+``deletion_refusal`` (``default``, ``kube-system`` and ``kube-public`` are never deleted);
+and ``SystemNamespaces``, which creates ``default`` and ``kube-system`` at start when missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, ClassVar
+
+from ..api.core.namespace import Namespace
+from ..api.core.validation.namespace import validate_namespace, validate_namespace_status
+from ..api.field import FieldError
+from ..api.names import dns1123_label_errors
+from ..machinery import errors
+from ..machinery.registry import Registry, WriteOptions
+from ..machinery.strategy import Strategy
+from ..machinery.table import Column
+from ..storage import Store
+from ..tasks import BackgroundTask
+from .event import CORE_GROUP
+
+log = logging.getLogger("apiserver.namespaces")
+
+ACTIVE = "Active"
+TERMINATING = "Terminating"
+NAME_LABEL = "kubernetes.io/metadata.name"
+"""The label every namespace carries with its own name, so selectors can pick namespaces."""
+SYSTEM_NAMESPACES = ("default", "kube-system")
+"""Created at start when missing."""
+UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
+
+
+def namespace_phase(obj: dict[str, Any]) -> str:
+    """``Terminating`` once a deletion was asked for (or the status says so), else ``Active``."""
+    if (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return TERMINATING
+    phase = (obj.get("status") or {}).get("phase")
+    return TERMINATING if phase == TERMINATING else ACTIVE
+
+
+def creation_refusal(namespace: str, stored: dict[str, Any] | None) -> errors.StatusError | None:
+    """Why an object may not be created in ``namespace``, given the stored Namespace (None if
+    there is none): 404 NotFound when it is missing, 403 Forbidden (cause
+    ``NamespaceTerminating``) while it is being deleted; None when the create may go on."""
+    if stored is None:
+        return errors.not_found("namespaces", CORE_GROUP, namespace)
+    if namespace_phase(stored) == TERMINATING:
+        message = (
+            f"unable to create new content in namespace {namespace} because it is being terminated"
+        )
+        return errors.StatusError(
+            403,
+            "Forbidden",
+            message,
+            details={
+                "name": namespace,
+                "kind": "namespaces",
+                "causes": [
+                    {
+                        "reason": "NamespaceTerminating",
+                        "message": message,
+                        "field": "metadata.namespace",
+                    }
+                ],
+            },
+        )
+    return None
+
+
+def deletion_refusal(name: str) -> errors.StatusError | None:
+    """403 Forbidden for the namespaces the system itself relies on; None for any other."""
+    if name in UNDELETABLE_NAMESPACES:
+        return errors.StatusError(
+            403,
+            "Forbidden",
+            f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+            details={"name": name, "kind": "namespaces"},
+        )
+    return None
+
+
+def _label_with_name(obj: dict[str, Any]) -> None:
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    # A bad name is reported once, as the name, not again as a label value.
+    if isinstance(meta, dict) and isinstance(name, str) and not dns1123_label_errors(name):
+        labels = meta.get("labels")
+        if not isinstance(labels, dict):
+            labels = meta["labels"] = {}
+        labels[NAME_LABEL] = name
+
+
+class NamespaceStrategy(Strategy[Namespace]):
+    model = Namespace
+    version = "v1"
+    kind = "Namespace"
+    plural = "namespaces"
+    singular = "namespace"
+    short_names = ("ns",)
+    has_status = True
+    columns: ClassVar[tuple[Column, ...]] = (
+        Column("Status", "string", namespace_phase, "The status of the namespace."),
+    )
+
+    @classmethod
+    def core(cls) -> NamespaceStrategy:
+        return cls(CORE_GROUP)
+
+    def name_errors(self, name: str) -> list[str]:
+        return dns1123_label_errors(name)
+
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        obj["status"] = {"phase": ACTIVE}
+        _label_with_name(obj)
+
+    def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        _label_with_name(obj)
+
+    def validate(self, obj: Namespace) -> list[FieldError]:
+        return validate_namespace(obj)
+
+    def validate_status(self, obj: Namespace) -> list[FieldError]:
+        return validate_namespace_status(obj)
+
+
+class SystemNamespaces:
+    """Creates ``default`` and ``kube-system`` at start when they are missing, retrying while
+    the store is unavailable; ready once both exist."""
+
+    def __init__(self, store: Store, *, retry_interval: float = 1.0) -> None:
+        self.registry = Registry(NamespaceStrategy.core(), store)
+        self.retry_interval = retry_interval
+        self._created = asyncio.Event()
+        self._task = BackgroundTask("system namespaces", self._run, log)
+
+    async def start(self) -> None:
+        self._task.start()
+
+    async def close(self) -> None:
+        await self._task.close()
+
+    def readiness(self) -> dict[str, bool]:
+        return {"system-namespaces": self._created.is_set()}
+
+    async def wait_created(self) -> None:
+        await self._created.wait()
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                for name in SYSTEM_NAMESPACES:
+                    await self._ensure(name)
+            except errors.StatusError as err:
+                log.warning("creating the system namespaces: %s; retrying", err.message)
+                await asyncio.sleep(self.retry_interval)
+                continue
+            self._created.set()
+            return
+
+    async def _ensure(self, name: str) -> None:
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        try:
+            await self.registry.create(None, body, WriteOptions(field_manager="dra-apiserver"))
+        except errors.StatusError as err:
+            if err.reason != "AlreadyExists":  # kept from an earlier run, or another replica's
+                raise
