@@ -15,6 +15,7 @@ from . import (
     machine,
     mixinsize,
     poolstatus,
+    profile,
     rbacbench,
     report,
     suite,
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         deviceview.SECTION,
         poolstatus.SECTION,
         rbacbench.SECTION,
+        profile.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -88,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         rbac_settings = rbacbench.Settings(args.rounds, args.seconds, args.warmup)
         rbac_outcome = rbacbench.run(generator, rbac_settings)
         results[rbacbench.SECTION] = rbacbench.render(rbac_outcome, generator.description, date)
+    if profile.SECTION in wanted:
+        profiles = profile.run(generator, log=lambda s: print(s, file=sys.stderr))
+        results[profile.SECTION] = profile.render(profiles, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0
