@@ -112,6 +112,12 @@ def _parser() -> argparse.ArgumentParser:
         help="CSV of token,user,uid[,groups]; generated in --cert-dir if absent",
     )
     s.add_argument(
+        "--authorization-mode",
+        choices=["RBAC", "AlwaysAllow"],
+        default="RBAC",
+        help="RBAC (default): roles and bindings decide; AlwaysAllow: any authenticated user",
+    )
+    s.add_argument(
         "--watch-history",
         type=int,
         default=10_000,
@@ -143,6 +149,7 @@ def main(argv: list[str] | None = None) -> None:
             mode=args.mode,
             group=args.group,
             token_auth_file=args.token_auth_file,
+            authorization_mode=args.authorization_mode,
             watch_history=args.watch_history,
             watch_cache=args.watch_cache,
             patch_status=args.patch_status,

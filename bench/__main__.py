@@ -17,6 +17,7 @@ from . import (
     mixinsize,
     poolstatus,
     profile,
+    rbacbench,
     report,
     reservations,
     suite,
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         etcdbench.SECTION,
         deviceview.SECTION,
         poolstatus.SECTION,
+        rbacbench.SECTION,
         profile.SECTION,
         allocator.SECTION,
         reservations.SECTION,
@@ -88,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     if poolstatus.SECTION in wanted:
         pool_outcome = poolstatus.run(log=lambda s: print(s, file=sys.stderr))
         results[poolstatus.SECTION] = poolstatus.render(pool_outcome, date)
+    if rbacbench.SECTION in wanted:
+        rbac_settings = rbacbench.Settings(args.rounds, args.seconds, args.warmup)
+        rbac_outcome = rbacbench.run(generator, rbac_settings)
+        results[rbacbench.SECTION] = rbacbench.render(rbac_outcome, generator.description, date)
     if profile.SECTION in wanted:
         profiles = profile.run(generator, log=lambda s: print(s, file=sys.stderr))
         results[profile.SECTION] = profile.render(profiles, date)

@@ -1,7 +1,8 @@
 """The authorizer seam: may this user do this verb on this resource (or path)?
 
 ``RequestAttributes`` are Kubernetes' authorizer attributes, parsed once from the request
-path, method and query (``request_attributes``). An ``Authorizer`` answers allow, deny or no
+path, method and query (``request_attributes``); a list or watch that selects one name
+with ``fieldSelector=metadata.name=<x>`` names it, as upstream's RequestInfo does. An ``Authorizer`` answers allow, deny or no
 opinion with a reason; the server refuses anything not allowed with 403. Standalone mode
 starts with ``AllowAuthenticated`` (every authenticated user may do anything); RBAC and the
 delegated SubjectAccessReview plug in here.
@@ -16,6 +17,7 @@ from urllib.parse import parse_qs
 
 from ..machinery import errors
 from ..machinery.requestinfo import parse_request
+from ..machinery.selectors import FieldGetter, parse_field_selector
 from ..machinery.user import AUTHENTICATED, UserInfo
 
 
@@ -64,6 +66,15 @@ class AllowAuthenticated:
         return Authorization(Decision.NO_OPINION, "not authenticated")
 
 
+class _AnyField(dict[str, FieldGetter]):
+    """Every field name is accepted: only ``metadata.name`` is looked at afterwards."""
+
+    def __contains__(self, _key: object) -> bool:
+        return True
+
+
+_NAME_ONLY = _AnyField()
+
 _NON_RESOURCE_VERBS = {
     "GET": "get",
     "HEAD": "get",
@@ -90,13 +101,17 @@ def request_attributes(user: UserInfo, method: str, path: str, query: str) -> Re
     elif len(parts) >= 3 and parts[0] == "api":
         version, rest = parts[1], parts[2:]
     if rest is not None:
-        watches = parse_qs(query).get("watch")
+        params = parse_qs(query)
+        watches = params.get("watch")
         watch = watches[0] if watches else None
         try:
             info = parse_request(method, rest, watch_param=watch)
         except errors.StatusError:
             info = None
         if info is not None:
+            name = info.name or ""
+            if not name and info.verb in ("list", "watch"):
+                name = _selected_name(params.get("fieldSelector"))
             return RequestAttributes(
                 user=user,
                 verb=info.verb,
@@ -107,10 +122,25 @@ def request_attributes(user: UserInfo, method: str, path: str, query: str) -> Re
                 api_version=version,
                 resource=info.resource,
                 subresource=info.subresource or "",
-                name=info.name or "",
+                name=name,
             )
     verb = _NON_RESOURCE_VERBS.get(method.upper(), method.lower())
     return RequestAttributes(user=user, verb=verb, resource_request=False, path=path)
+
+
+def _selected_name(selectors: list[str] | None) -> str:
+    """The name a list or watch selects with ``fieldSelector=metadata.name=<x>`` (so that
+    RBAC ``resourceNames`` can allow it, as for ``kubectl wait``), or ''."""
+    if not selectors:
+        return ""
+    try:
+        selector = parse_field_selector(selectors[0], _NAME_ONLY)
+    except errors.StatusError:
+        return ""  # the handler answers the bad selector; here it selects no name
+    name = selector.exact("metadata.name") or ""
+    if name in (".", "..") or "/" in name or "%" in name:
+        return ""
+    return name
 
 
 def forbidden(attributes: RequestAttributes, reason: str = "") -> errors.StatusError:

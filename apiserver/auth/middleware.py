@@ -4,7 +4,9 @@ Authentication: the chain's user goes into ``scope["user"]`` (admission and mana
 read it from there); a request no method recognises gets a 401 ``Status``, except on the
 public paths (health and version, as in Kubernetes' default policy). Authorization: the
 request's attributes are put to the authorizer; anything not allowed gets a 403 ``Status``
-worded as kube-apiserver words it. With no authenticator every request passes as nobody.
+worded as kube-apiserver words it. Impersonation headers, when sent, replace the user before
+authorization (the caller must be allowed to impersonate). With no authenticator every
+request passes as nobody.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..machinery.user import AUTHENTICATED
 from .authenticator import Authenticator
 from .authorizer import AllowAuthenticated, Authorizer, forbidden, request_attributes
 from .credentials import Credentials
+from .impersonation import impersonate, wants_impersonation
 
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 
@@ -43,11 +46,18 @@ class AuthMiddleware:
         ):
             await self.app(scope, receive, send)
             return
-        user = await self.authenticator.authenticate(Credentials.from_scope(scope))
+        credentials = Credentials.from_scope(scope)
+        user = await self.authenticator.authenticate(credentials)
         if user is None:
             await status_response(errors.unauthorized())(scope, receive, send)
             return
         user = user.with_group(AUTHENTICATED)
+        if wants_impersonation(credentials):
+            try:
+                user = await impersonate(user, credentials, self.authorizer)
+            except errors.StatusError as err:
+                await status_response(err)(scope, receive, send)
+                return
         attributes = request_attributes(
             user, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1")
         )

@@ -4,11 +4,13 @@
 SelectorsValid condition) and warning Events about faulty selectors, rate-limited.
 ``PoolStatusRequestController`` answers each ResourcePoolStatusRequest once from the
 ``PoolIndex`` of ``apiserver.pools`` (pools kept current from the view, the slices and the
-claims), and
-``RequestCleaner`` deletes requests whose time to live is over.
+claims), and ``RequestCleaner`` deletes requests whose time to live is over.
+``ClusterRoleAggregationController`` writes aggregated ClusterRoles' rules; ``ensure_policy``
+creates the bootstrap RBAC policy.
 """
 
 from ..pools import PoolIndex, PoolSummary
+from .clusterroleaggregation import ClusterRoleAggregationController
 from .events import EventRecorder, RegistryEventRecorder, event_name
 from .patchstatus import PatchStatusController, desired_status, selectors_condition
 from .poolstatus import (
@@ -19,9 +21,11 @@ from .poolstatus import (
     request_status,
     validation_errors,
 )
+from .rbacbootstrap import ensure_policy
 from .requestcleanup import RequestCleaner, deadline
 
 __all__ = [
+    "ClusterRoleAggregationController",
     "EventRecorder",
     "PatchStatusController",
     "PoolIndex",
@@ -32,6 +36,7 @@ __all__ = [
     "RequestCleaner",
     "deadline",
     "desired_status",
+    "ensure_policy",
     "event_name",
     "failed_status",
     "is_processed",

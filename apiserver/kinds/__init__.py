@@ -13,6 +13,12 @@ from .event import EventStrategy
 from .namespace import NamespaceStrategy, SystemNamespaces
 from .node import NodeStrategy
 from .pod import PodStrategy
+from .rbac import (
+    ClusterRoleBindingStrategy,
+    ClusterRoleStrategy,
+    RoleBindingStrategy,
+    RoleStrategy,
+)
 from .resourceclaim import ResourceClaimStrategy
 from .resourceclaimtemplate import ResourceClaimTemplateStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
@@ -40,8 +46,8 @@ def own_strategies(group: str = DRA_GROUP) -> list[Strategy[Any]]:
 
 
 def standalone_strategies() -> list[Strategy[Any]]:
-    """Kinds served only standalone: core v1 Events, Namespaces, Nodes and Pods, and the
-    DRA v1 kinds. (``SystemNamespaces`` creates the namespaces a cluster starts with.)"""
+    """Kinds served only standalone: core v1 Events, Namespaces, Nodes and Pods, the DRA v1
+    kinds and RBAC. (``SystemNamespaces`` creates the namespaces a cluster starts with.)"""
     return [
         EventStrategy.core(),
         NamespaceStrategy.core(),
@@ -51,4 +57,8 @@ def standalone_strategies() -> list[Strategy[Any]]:
         ResourceClaimStrategy.upstream(),
         ResourceClaimTemplateStrategy.upstream(),
         ResourceSliceStrategy.upstream(),
+        RoleStrategy.upstream(),
+        ClusterRoleStrategy.upstream(),
+        RoleBindingStrategy.upstream(),
+        ClusterRoleBindingStrategy.upstream(),
     ]

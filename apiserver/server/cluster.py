@@ -120,7 +120,10 @@ class StandaloneCluster:
         authorizer: Authorizer | None,
         pool_status_create_limit: RateLimit | None = None,
         admission: list[AdmissionPlugin] | None = None,
+        reviews: Iterable[ReviewStrategy[Any]] = (),
     ) -> None:
+        """``reviews``: the review kinds this mode answers (they need its authenticator and
+        authorizer, so they are made with them)."""
         self.store = store
         self.group = group
         self.authenticator = authenticator
@@ -132,7 +135,7 @@ class StandaloneCluster:
             limiter = UserRateLimiter(limit.rate, limit.burst, what=requests.plural)
             plugins.append(CreateRateLimit(requests, limiter))
         self.admission = AdmissionChain(plugins)
-        self._served = serve_kinds(self.kinds(group), store, admission=self.admission)
+        self._served = serve_kinds([*self.kinds(group), *reviews], store, admission=self.admission)
         self._registries = {r.resource: r for r in self._served if isinstance(r, Registry)}
         self.sources = ClusterSources(
             slices=self._source(ResourceSliceStrategy.upstream().resource),

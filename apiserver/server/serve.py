@@ -14,11 +14,14 @@ from ..auth import (
     MASTERS,
     AllowAuthenticated,
     AuthenticatorChain,
+    Authorizer,
     TokenAuthenticator,
     admin_token,
     generate_token_file,
     read_token_file,
 )
+from ..auth.reviewkinds import review_strategies
+from ..auth.reviews import EveryRule, RuleResolver
 from ..kinds import SystemNamespaces
 from ..kinds.devicereservation import DeviceReservationStrategy
 from ..machinery.review import ReviewStrategy
@@ -33,6 +36,7 @@ from .cluster import RateLimit, StandaloneCluster
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .poolstatus import PoolStatusOptions, PoolStatusService
+from .rbac import RBACPolicy, RBACService
 
 log = logging.getLogger("apiserver")
 
@@ -47,6 +51,7 @@ class ServeOptions:
     mode: str = "standalone"
     group: str = DRA_GROUP
     token_auth_file: str | None = None
+    authorization_mode: str = "RBAC"
     watch_history: int = 10_000
     watch_cache: bool = True
     patch_status: bool = True
@@ -135,15 +140,26 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             ],
             window=options.watch_history,
         )
+    if options.authorization_mode not in ("RBAC", "AlwaysAllow"):
+        raise ValueError(
+            f"--authorization-mode must be RBAC or AlwaysAllow, not {options.authorization_mode!r}"
+        )
+    policy = RBACPolicy() if options.authorization_mode == "RBAC" else None
+    authorizer: Authorizer = policy.authorizer if policy is not None else AllowAuthenticated()
+    resolver: RuleResolver = policy.authorizer if policy is not None else EveryRule()
     cluster = StandaloneCluster(
         store,
         options.group,
         authenticator=authenticator,
-        authorizer=AllowAuthenticated(),
+        authorizer=authorizer,
         pool_status_create_limit=RateLimit(
             options.pool_status_create_rate, options.pool_status_create_burst
         ),
+        admission=[policy.escalation] if policy is not None else [],
+        reviews=review_strategies(authenticator, authorizer, resolver),
     )
+    # First among the services: the policy is in place before anything else starts.
+    rbac = RBACService(cluster, policy, options.group) if policy is not None else None
     devices = DeviceViewService(
         cluster,
         options.group,
@@ -158,7 +174,13 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         cluster.registry(DeviceReservationStrategy.for_group(options.group).resource),
         cluster.sources.claims,
     )
-    services: list[Service] = [cluster, SystemNamespaces(store), devices, reservations]
+    services: list[Service] = [
+        *([rbac] if rbac is not None else []),
+        cluster,
+        SystemNamespaces(store),
+        devices,
+        reservations,
+    ]
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl

@@ -78,7 +78,7 @@ spec:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """The example cluster with the KEP's allocations, its requests answered by the server.
     A second user, ``ops``, is there for the rate limit (burst ``BURST``, then one a
-    thousand seconds)."""
+    thousand seconds); it holds the KEP's ``pool-status-reader`` role."""
     workdir = tmp_path_factory.mktemp("pool-status")
     (workdir / "certs").mkdir()
     (workdir / "certs" / "tokens.csv").write_text(
@@ -96,6 +96,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]
     )
     try:
         server.kubectl("apply", "-f", str(EXAMPLES))
+        server.kubectl(
+            "create",
+            "clusterrole",
+            "pool-status-reader",
+            "--verb=create,get,list,delete",
+            "--resource=resourcepoolstatusrequests.resource.k8s.io",
+        )
+        server.kubectl(
+            "create",
+            "clusterrolebinding",
+            "ops-pool-status",
+            "--clusterrole=pool-status-reader",
+            "--user=ops",
+        )
         allocate(server, "two-gpus-same-model", "gpus", [("node-1", "gpu-0"), ("node-1", "gpu-1")])
         allocate(server, "one-gpu", "gpu", [("node-1", "gpu-2")])
         new_claim(server, "debug-gpu")

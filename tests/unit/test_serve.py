@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from apiserver.server.rbac import RBACService
 from apiserver.server.serve import ServeOptions, prepare
 
 
@@ -51,3 +52,19 @@ def test_a_generated_token_file_gives_its_token_to_the_kubeconfig(tmp_path: Path
     tokens = tmp_path / "certs" / "tokens.csv"
     prepare(options(tmp_path, tokens))
     assert kubeconfig_token(tmp_path) == tokens.read_text().split(",", 1)[0]
+
+
+@pytest.mark.parametrize(("mode", "rbac"), [("RBAC", True), ("AlwaysAllow", False)])
+def test_authorization_mode_chooses_whether_rbac_runs(
+    tmp_path: Path, mode: str, rbac: bool
+) -> None:
+    tokens = tmp_path / "certs" / "tokens.csv"
+    _, server = prepare(
+        ServeOptions(
+            storage=f"sqlite:///{tmp_path / 'data' / 'store.db'}",
+            cert_dir=str(tmp_path / "certs"),
+            token_auth_file=str(tokens),
+            authorization_mode=mode,
+        )
+    )
+    assert any(isinstance(s, RBACService) for s in server.services) is rbac
