@@ -171,6 +171,10 @@ def _numeric_rv(obj: dict[str, Any]) -> None:
     obj["metadata"]["resourceVersion"] = int(obj["metadata"]["resourceVersion"])
 
 
+def _set_priority_7(obj: dict[str, Any]) -> None:
+    obj["spec"]["devices"]["priority"] = 7
+
+
 def _stale_rv(obj: dict[str, Any]) -> None:
     obj["metadata"]["resourceVersion"] = "1"
     obj["spec"]["devices"]["priority"] = 7
@@ -212,6 +216,35 @@ CASES: list[Case] = [
         "BadRequest",
         message="spec.devices.bogus",
     ),
+    # -- bodies in a format other than JSON or YAML ----------------------------------
+    *[
+        Case(
+            f"create-as-{kind.replace('/', '-')}",
+            lambda n, _, kind=kind: Req("POST", RSP, orjson.dumps(rsp(n)), kind),
+            415,
+            "UnsupportedMediaType",
+            message=kind,
+        )
+        for kind in (
+            "text/plain",
+            "application/xml",
+            "application/vnd.kubernetes.protobuf",
+            "application/x-www-form-urlencoded",
+        )
+    ],
+    *[
+        Case(
+            f"update-as-{kind.replace('/', '-')}",
+            lambda n, seed, kind=kind: Req(
+                "PUT", f"{RSP}/{n}", orjson.dumps(edited(seed, _set_priority_7)), kind
+            ),
+            415,
+            "UnsupportedMediaType",
+            message=kind,
+            seed="rsp",
+        )
+        for kind in ("text/plain", "application/merge-patch+json")
+    ],
     # -- wrong JSON types ----------------------------------------------------------
     Case(
         "priority-is-a-string",
@@ -756,6 +789,15 @@ def test_unknown_field_by_default_warns(client: httpx.Client) -> None:
     assert resp.status_code == 201, resp.text
     assert any("spec.devices.bogus" in w for w in resp.headers.get_list("warning"))
     assert "bogus" not in client.get(f"{RSP}/{name}").json()["spec"]["devices"]
+
+
+def test_create_without_content_type_is_read_as_json(client: httpx.Client) -> None:
+    """No Content-Type means JSON, the first media type the server supports (as in Go)."""
+    name = unique("no-type")
+    resp = Req("POST", RSP, orjson.dumps(rsp(name, priority=4)), content_type=None).send(client)
+
+    assert resp.status_code == 201, resp.text
+    assert client.get(f"{RSP}/{name}").json()["spec"]["devices"]["priority"] == 4
 
 
 def test_unknown_field_with_ignore_is_dropped_silently(client: httpx.Client) -> None:
