@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 from ..api import field as fielderr
 from ..api import meta
 from ..storage import StoredObject
-from . import errors
+from . import errors, queryparams
 from .decoding import FieldValidation, check_object, decode_body, media_type
 from .negotiation import Shape, negotiate
 from .patching import APPLY_PATCH, SUPPORTED_PATCH_TYPES
@@ -33,7 +33,6 @@ from .watch import INITIAL_EVENTS_END, WatchItem, WatchRequest, WatchStream
 JSON = "application/json"
 MAX_BODY_BYTES = 3 * 1024 * 1024
 FIELD_MANAGER_MAX = 128
-_TRUE = ("true", "1")
 
 
 def json_response(
@@ -66,8 +65,11 @@ class ResourceHandler:
         self, request: Request, group: str, version: str, segments: list[str]
     ) -> Response:
         try:
+            queryparams.check(request.query_params)
             info = parse_request(
-                request.method, segments, watch_param=request.query_params.get("watch")
+                request.method,
+                segments,
+                watch_param="true" if queryparams.flag(request.query_params, "watch") else None,
             )
             registry = self.registries.get((group, version, info.resource))
             if registry is None or (
@@ -305,14 +307,13 @@ class ResourceHandler:
     ) -> Response:
         opts = parse_list_options(request, registry, watch=True)
         params = request.query_params
-        timeout = _int_param(params.get("timeoutSeconds"), "timeoutSeconds")
+        timeout = queryparams.count(params, "timeoutSeconds")
         if timeout is None:
             timeout = int(self.min_request_timeout)
-        send_initial = params.get("sendInitialEvents")
         watch_request = WatchRequest(
             opts,
-            send_initial_events=None if send_initial is None else send_initial.lower() in _TRUE,
-            allow_bookmarks=params.get("allowWatchBookmarks", "").lower() in _TRUE,
+            send_initial_events=queryparams.boolean(params, "sendInitialEvents"),
+            allow_bookmarks=queryparams.flag(params, "allowWatchBookmarks"),
             timeout_seconds=float(timeout),
             bookmark_interval=self.bookmark_interval,
         )
@@ -405,18 +406,6 @@ def _success(registry: Registry, deleted: StoredObject) -> dict[str, Any]:
 # -- query parameters ----------------------------------------------------------------
 
 
-def _int_param(value: str | None, name: str) -> int | None:
-    if value is None or value == "":
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise errors.bad_request(f"invalid {name} parameter: {value!r} is not an integer") from None
-    if number < 0:
-        raise errors.bad_request(f"invalid {name} parameter: must not be negative")
-    return number
-
-
 def _check_dry_run(values: Any) -> None:
     if not values:
         return
@@ -468,7 +457,7 @@ def parse_write_options(request: Request, *, apply: bool) -> WriteOptions:
         dry_run=bool(params.getlist("dryRun")),
         field_manager=manager,
         field_validation=FieldValidation.parse(params.get("fieldValidation")),
-        force=(force_param or "").lower() in _TRUE,
+        force=queryparams.flag(params, "force"),
         user=str(getattr(request.scope.get("user"), "name", "") or ""),
     )
 
@@ -478,8 +467,8 @@ def parse_list_options(request: Request, registry: Registry, *, watch: bool) -> 
     rv = params.get("resourceVersion", "")
     match = params.get("resourceVersionMatch", "")
     cont = params.get("continue", "")
-    send_initial = params.get("sendInitialEvents")
-    bookmarks = params.get("allowWatchBookmarks", "").lower() in _TRUE
+    send_initial = queryparams.boolean(params, "sendInitialEvents")
+    bookmarks = queryparams.flag(params, "allowWatchBookmarks")
     problems = []
     if match and match not in ("NotOlderThan", "Exact"):
         problems.append(
@@ -519,7 +508,7 @@ def parse_list_options(request: Request, registry: Registry, *, watch: bool) -> 
                         "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
                     )
                 )
-            if not bookmarks and send_initial.lower() in _TRUE:
+            if not bookmarks and send_initial:
                 problems.append(
                     fielderr.forbidden(
                         "allowWatchBookmarks",
@@ -537,7 +526,7 @@ def parse_list_options(request: Request, registry: Registry, *, watch: bool) -> 
         raise errors.invalid("ListOptions", "meta.k8s.io", "", problems)
     if cont and rv and rv != "0":
         raise errors.bad_request("specifying resource version is not allowed when using continue")
-    limit = _int_param(params.get("limit"), "limit") or 0
+    limit = queryparams.count(params, "limit") or 0
     return ListOptions(
         label_selector=parse_label_selector(params.get("labelSelector", "")),
         field_selector=parse_field_selector(

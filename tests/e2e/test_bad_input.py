@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -644,6 +645,29 @@ CASES: list[Case] = [
         "BadRequest",
         message="abc",
     ),
+    *[
+        Case(
+            f"query-{param}-{value}",
+            lambda n, _, param=param, value=value, extra=extra: Req(
+                "GET", RSP, params={param: value, **extra}
+            ),
+            400,
+            "BadRequest",
+            message=param,
+        )
+        for param, value, extra in (
+            ("watch", "maybe", {}),
+            ("limit", "99999999999999999999999", {}),
+            ("limit", "-1", {}),
+            ("limit", "1.5", {}),
+            ("limit", "ten", {}),
+            ("timeoutSeconds", "abc", {"watch": "true"}),
+            ("timeoutSeconds", "-5", {"watch": "true"}),
+            ("timeoutSeconds", "0.5", {"watch": "true"}),
+            ("timeoutSeconds", "abc", {}),
+            ("allowWatchBookmarks", "yes please", {"watch": "true"}),
+        )
+    ],
     # -- routing -------------------------------------------------------------------
     Case(
         "unknown-subresource",
@@ -789,6 +813,39 @@ def test_unknown_field_by_default_warns(client: httpx.Client) -> None:
     assert resp.status_code == 201, resp.text
     assert any("spec.devices.bogus" in w for w in resp.headers.get_list("warning"))
     assert "bogus" not in client.get(f"{RSP}/{name}").json()["spec"]["devices"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda o: o["metadata"].update(name="a" * MIB), id="name"),
+        pytest.param(lambda o: o["metadata"].update(labels={"a": "b" * MIB}), id="label-value"),
+        pytest.param(lambda o: o["metadata"].update(labels={"b" * MIB: "a"}), id="label-key"),
+        pytest.param(
+            lambda o: o["spec"]["devices"].update(
+                attributes={"gpu.example.com/s": {"string": "x" * MIB}}
+            ),
+            id="attribute-string",
+        ),
+        pytest.param(
+            lambda o: o["spec"]["devices"].update(
+                filter={"selectors": [{"cel": {"expression": "(" * (MIB // 2)}}]}
+            ),
+            id="cel-expression",
+        ),
+    ],
+)
+def test_error_does_not_echo_a_long_value(
+    client: httpx.Client, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """A 1 MiB bad value is shown shortened in the 422, not repeated in full."""
+    before = snapshot(client)
+    resp = post(RSP, edited(rsp(unique("long")), change)).send(client)
+
+    assert_status(resp, 422, "Invalid")
+    assert len(resp.content) < 64 * 1024, len(resp.content)
+    assert not re.search(r"(.)\1{1023}", resp.text), "a long run of the value was echoed"
+    assert snapshot(client) == before
 
 
 def test_create_without_content_type_is_read_as_json(client: httpx.Client) -> None:
