@@ -28,6 +28,7 @@ from .registry import DeleteOptions, ListOptions, ListResult, Registry, WriteOpt
 from .requestinfo import RequestInfo, parse_request
 from .selectors import parse_field_selector, parse_label_selector
 from .table import partial_object_metadata, table
+from .warningheader import warning_header
 from .watch import INITIAL_EVENTS_END, WatchItem, WatchRequest, WatchStream
 
 JSON = "application/json"
@@ -111,14 +112,16 @@ class ResourceHandler:
             shape = negotiate(request.headers.get("accept"), collection=True, watch=True)
             return await self._watch(request, registry, namespace, shape)
         if info.verb == "create":
+            shape = _answer_shape(request)  # refused now, not after the object is stored
             write = parse_write_options(request, apply=False)
             body = decode_body(await self._body(request), request.headers.get("content-type"))
             result = await registry.create(
                 namespace, body, write, user_agent=request.headers.get("user-agent", "")
             )
-            return self._written(request, registry, result)
+            return self._written(request, registry, result, shape)
         if info.verb == "update":
             assert info.name is not None
+            shape = _answer_shape(request)
             write = parse_write_options(request, apply=False)
             body = decode_body(await self._body(request), request.headers.get("content-type"))
             result = await registry.update(
@@ -129,24 +132,26 @@ class ResourceHandler:
                 subresource=info.subresource or "",
                 user_agent=request.headers.get("user-agent", ""),
             )
-            return self._written(request, registry, result)
+            return self._written(request, registry, result, shape)
         if info.verb == "patch":
             assert info.name is not None
             return await self._patch(request, registry, info)
         if info.verb == "delete":
             assert info.name is not None
+            shape = _answer_shape(request)
             result = await registry.delete(
                 namespace, info.name, await self._delete_options(request)
             )
             if result.deleted:
                 return json_response(orjson.dumps(_success(registry, result.obj)))
-            return self._written(request, registry, result)
+            return self._written(request, registry, result, shape)
         if info.verb == "deletecollection":
+            shape = negotiate(request.headers.get("accept"), collection=True)
+            _include_object(request)
             opts = parse_list_options(request, registry, watch=False)
             deleted = await registry.delete_collection(
                 namespace, opts, await self._delete_options(request)
             )
-            shape = negotiate(request.headers.get("accept"), collection=True)
             return self._list(
                 request, registry, ListResult(deleted, registry.store.revision), shape
             )
@@ -173,6 +178,7 @@ class ResourceHandler:
         if patch_type not in SUPPORTED_PATCH_TYPES:
             raise errors.unsupported_media_type(patch_type, SUPPORTED_PATCH_TYPES)
         apply = patch_type == APPLY_PATCH
+        shape = _answer_shape(request)
         opts = parse_write_options(request, apply=apply)
         body = await self._body(request)
         config = decode_body(body, "application/yaml") if apply else None
@@ -188,7 +194,7 @@ class ResourceHandler:
             user_agent=request.headers.get("user-agent", ""),
             apply_config=config,
         )
-        return self._written(request, registry, result)
+        return self._written(request, registry, result, shape)
 
     async def _delete_options(self, request: Request) -> DeleteOptions:
         """DeleteOptions from the body (checked against its model) or the query."""
@@ -230,11 +236,15 @@ class ResourceHandler:
 
     # -- encoding ------------------------------------------------------------------
 
-    def _written(self, request: Request, registry: Registry, result: WriteResult) -> Response:
-        shape = negotiate(request.headers.get("accept"), collection=False)
+    def _written(
+        self, request: Request, registry: Registry, result: WriteResult, shape: Shape
+    ) -> Response:
+        """The answer to a write that has happened: nothing here may fail on the client's
+        input, or a stored write would be reported as a failure (and its retry conflict).
+        ``shape`` and the query were checked before the write."""
         response = self._object(request, registry, result.obj, shape, code=result.code)
         for warning in result.warnings:
-            response.headers.append("Warning", f'299 - "{_escape(warning)}"')
+            response.headers.append("Warning", warning_header(warning))
         return response
 
     def _object(
@@ -415,6 +425,14 @@ def _check_dry_run(values: Any) -> None:
         )
 
 
+def _answer_shape(request: Request) -> Shape:
+    """The shape of a write's answer, settled (or refused) before the write."""
+    shape = negotiate(request.headers.get("accept"), collection=False)
+    if shape is Shape.TABLE:
+        _include_object(request)
+    return shape
+
+
 def _include_object(request: Request) -> str:
     value = request.query_params.get("includeObject") or "Metadata"
     if value not in ("None", "Metadata", "Object"):
@@ -422,10 +440,6 @@ def _include_object(request: Request) -> str:
             f"includeObject must be one of None, Metadata or Object, not {value!r}"
         )
     return value
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def parse_write_options(request: Request, *, apply: bool) -> WriteOptions:

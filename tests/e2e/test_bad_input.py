@@ -93,9 +93,12 @@ class Req:
     content_type: str | None = JSON
     params: dict[str, str] = field(default_factory=dict)
     chunked: bool = False
+    accept: str | None = None
 
     def kwargs(self) -> dict[str, Any]:
         headers = {"Content-Type": self.content_type} if self.content_type else {}
+        if self.accept:
+            headers["Accept"] = self.accept
         content: Any = self.body
         if self.chunked and self.body is not None:
             body = self.body
@@ -668,6 +671,48 @@ CASES: list[Case] = [
             ("allowWatchBookmarks", "yes please", {"watch": "true"}),
         )
     ],
+    # -- answers the client cannot take are refused before anything is stored -------
+    Case(
+        "create-accepting-only-html",
+        lambda n, _: Req("POST", RSP, orjson.dumps(rsp(n)), accept="text/html"),
+        406,
+        "NotAcceptable",
+    ),
+    Case(
+        "create-as-table-with-bad-includeObject",
+        lambda n, _: Req(
+            "POST",
+            RSP,
+            orjson.dumps(rsp(n)),
+            params={"includeObject": "Everything"},
+            accept="application/json;as=Table;v=v1;g=meta.k8s.io",
+        ),
+        400,
+        "BadRequest",
+        message="includeObject",
+    ),
+    Case(
+        "update-accepting-only-html",
+        lambda n, seed: Req(
+            "PUT", f"{RSP}/{n}", orjson.dumps(edited(seed, _set_priority_7)), accept="text/html"
+        ),
+        406,
+        "NotAcceptable",
+        seed="rsp",
+    ),
+    Case(
+        "merge-patch-accepting-only-html",
+        lambda n, _: Req(
+            "PATCH",
+            f"{RSP}/{n}",
+            b'{"spec":{"devices":{"priority":5}}}',
+            MERGE,
+            accept="text/html",
+        ),
+        406,
+        "NotAcceptable",
+        seed="rsp",
+    ),
     # -- routing -------------------------------------------------------------------
     Case(
         "unknown-subresource",
@@ -846,6 +891,31 @@ def test_error_does_not_echo_a_long_value(
     assert len(resp.content) < 64 * 1024, len(resp.content)
     assert not re.search(r"(.)\1{1023}", resp.text), "a long run of the value was echoed"
     assert snapshot(client) == before
+
+
+@pytest.mark.parametrize("validation", [None, "Warn"])
+@pytest.mark.parametrize("key", ["日", "a\x01b", 'quote"back\\slash', "é"])
+def test_unknown_field_with_any_name_is_a_warning_not_a_failure(
+    client: httpx.Client, validation: str | None, key: str
+) -> None:
+    """The object is stored and the answer says so (201), whatever the unknown field is
+    called: its name is escaped into the Warning header, which stays printable ASCII."""
+    name = unique("warn")
+    obj = rsp(name, priority=2)
+    obj["spec"]["devices"][key] = 1
+    params = {"fieldValidation": validation} if validation else {}
+    resp = client.post(
+        RSP, content=orjson.dumps(obj), headers={"Content-Type": JSON}, params=params
+    )
+
+    assert resp.status_code == 201, resp.text
+    warnings = [v for k, v in resp.headers.raw if k.lower() == b"warning"]
+    assert len(warnings) == 1, resp.headers
+    assert all(32 <= b < 127 for b in warnings[0]), warnings[0]
+    assert warnings[0].startswith(b'299 - "unknown field \\"spec.devices.')
+    assert client.get(f"{RSP}/{name}").json()["spec"]["devices"] == {"priority": 2}
+    again = client.post(RSP, content=orjson.dumps(obj), headers={"Content-Type": JSON})
+    assert again.status_code == 409  # it really was stored the first time
 
 
 def test_create_without_content_type_is_read_as_json(client: httpx.Client) -> None:
