@@ -77,7 +77,14 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
         """At most ``rate`` creates a second per user, in bursts of up to ``burst``; a rate
         of 0 lifts the limit."""
         self.create_limiter = (
-            UserRateLimiter(rate, burst, what="resourcepoolstatusrequests") if rate > 0 else None
+            UserRateLimiter(
+                rate,
+                burst,
+                what="resourcepoolstatusrequests",
+                flags=("--pool-status-create-rate", "--pool-status-create-burst"),
+            )
+            if rate > 0
+            else None
         )
 
     def admit_create(self, obj: dict[str, Any], *, user: str, dry_run: bool) -> None:

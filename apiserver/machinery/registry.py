@@ -36,7 +36,7 @@ from ..storage import (
 )
 from . import errors
 from .decoding import FieldValidation, check_object
-from .fieldmanager import ApplyConflictError, FieldManager, render_path
+from .fieldmanager import ApplyConflictError, FieldManager, conflict_message, render_path
 from .patching import (
     APPLY_PATCH,
     JSON_PATCH,
@@ -534,17 +534,15 @@ class Registry:
             causes = [
                 {
                     "reason": "FieldManagerConflict",
-                    "message": f'conflict with "{c.manager}" using {c.api_version}',
+                    "message": f"conflict with {c.owner()}",
                     "field": render_path(c.path),
                 }
                 for c in exc.conflicts
             ]
-            lines = "\n".join(f"- {c['message']}: {c['field']}" for c in causes)
-            count = len(causes)
             raise errors.StatusError(
                 409,
                 "Conflict",
-                f"Apply failed with {count} conflict{'s' if count > 1 else ''}: {lines}",
+                conflict_message(exc.conflicts),
                 details={
                     "name": name,
                     "group": self.resource.group,

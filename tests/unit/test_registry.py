@@ -476,6 +476,10 @@ async def test_apply_creates_then_conflicts_then_forces(rsp: Registry) -> None:
         )
     )
     assert (err.code, err.reason) == (409, "Conflict")
+    assert err.message == (
+        f'Apply failed with 1 conflict: conflict with "alice" using {RSP_API}:'
+        " .spec.devices.priority"
+    )
     assert err.details is not None
     assert err.details["causes"] == [
         {
