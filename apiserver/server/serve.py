@@ -28,6 +28,7 @@ from .certs import ensure_serving_certs
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .poolstatus import PoolStatusOptions, PoolStatusService
+from .protocol import BoundedHttpToolsProtocol
 
 log = logging.getLogger("apiserver")
 
@@ -166,7 +167,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         log_level=options.log_level,
         access_log=options.access_log,
         loop="uvloop",
-        http="httptools",
+        http=BoundedHttpToolsProtocol,
         timeout_graceful_shutdown=5,
         lifespan="on",
     )
