@@ -87,6 +87,10 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
             else None
         )
 
+    @property
+    def create_rate_limited(self) -> bool:
+        return self.create_limiter is not None
+
     def admit_create(self, obj: dict[str, Any], *, user: str, dry_run: bool) -> None:
         if self.create_limiter is not None:
             self.create_limiter.admit(user, dry_run=dry_run)

@@ -25,7 +25,7 @@ from .decoding import FieldValidation, check_object, decode_body, media_type
 from .negotiation import Shape, negotiate
 from .patching import APPLY_PATCH, SUPPORTED_PATCH_TYPES
 from .registry import DeleteOptions, ListOptions, ListResult, Registry, WriteOptions, WriteResult
-from .requestinfo import RequestInfo, parse_request
+from .requestinfo import RequestInfo, allowed_methods, parse_request
 from .selectors import parse_field_selector, parse_label_selector
 from .table import partial_object_metadata, table
 from .warningheader import warning_header
@@ -84,7 +84,14 @@ class ResourceHandler:
                 raise errors.method_not_allowed(info.verb, info.resource)
             return await self._dispatch(request, registry, info)
         except errors.StatusError as err:
+            if err.code == 405:
+                err.headers.setdefault("Allow", self._allow(group, version, segments))
             return status_response(err)
+
+    def _allow(self, group: str, version: str, segments: list[str]) -> str:
+        info = parse_request("GET", segments, watch_param=None)  # the URL's shape only
+        registry = self.registries.get((group, version, info.resource))
+        return allowed_methods(info, read_only=registry is not None and registry.resource.read_only)
 
     @staticmethod
     def _check_subresource(registry: Registry, info: RequestInfo) -> None:

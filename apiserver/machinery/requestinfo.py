@@ -54,3 +54,14 @@ def parse_request(method: str, segments: list[str], *, watch_param: str | None) 
     if verb in ("update", "patch") and name is None:
         raise errors.method_not_allowed(verb, resource)
     return RequestInfo(verb, resource, namespace, name, subresource)
+
+
+def allowed_methods(info: RequestInfo, *, read_only: bool) -> str:
+    """The ``Allow`` header of a 405 on the URL ``info`` was parsed from."""
+    if read_only:
+        return "GET"
+    if info.subresource is not None:
+        return "GET, PATCH, PUT"
+    if info.name is not None:
+        return "DELETE, GET, PATCH, PUT"
+    return "DELETE, GET, POST"

@@ -79,6 +79,11 @@ class Strategy(Generic[M]):
         """Admission of a valid new object, just before it is stored: raise a ``StatusError``
         (e.g. 429 with Retry-After) to refuse it. ``user`` is who asks (empty if unknown)."""
 
+    @property
+    def create_rate_limited(self) -> bool:
+        """Whether ``admit_create`` may refuse a create with 429 (documented in OpenAPI)."""
+        return False
+
     def validate_update(self, new: M, old: M) -> list[FieldError]:
         """Validate an update of the main resource; by default the same as a create."""
         return self.validate(new)

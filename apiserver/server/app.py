@@ -96,7 +96,9 @@ class APIServer:
             bookmark_interval=settings.bookmark_interval,
         )
         self.discovery = Discovery((s.resource, s.has_status) for s in strategies)
-        served = [ServedKind(s.resource, s.model, s.has_status) for s in strategies]
+        served = [
+            ServedKind(s.resource, s.model, s.has_status, s.create_rate_limited) for s in strategies
+        ]
         self.openapi_v2 = encode(v2_document(served, "DRA extension API server"))
         self.openapi_v3: dict[str, tuple[bytes, str]] = {}
         by_gv: dict[str, list[ServedKind]] = {}
@@ -247,10 +249,11 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
         return response
 
     get = ["GET"]
-    everything = ["GET", "POST", "PUT", "PATCH", "DELETE"]
-    # Resource requests are nearly all the traffic; Starlette tries routes in order.
-    app.add_route("/apis/{group}/{version}/{rest:path}", group_resources, everything)
-    app.add_route("/api/{version}/{rest:path}", core_resources, everything)
+    # Resource requests are nearly all the traffic; Starlette tries routes in order. They
+    # take every standard method: the handler answers 405 with the ones the URL takes.
+    methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+    app.add_route("/apis/{group}/{version}/{rest:path}", group_resources, methods)
+    app.add_route("/api/{version}/{rest:path}", core_resources, methods)
     app.add_route("/healthz", healthz, get)
     app.add_route("/livez", healthz, get)
     app.add_route("/readyz", readyz, get)
@@ -273,6 +276,7 @@ def build_app(server: APIServer, authenticator: TokenAuthenticator | None) -> Fa
                     405,
                     "MethodNotAllowed",
                     "the server does not allow this method on the requested resource",
+                    headers=dict(exc.headers or {}),  # Starlette's Allow
                 )
             )
         if exc.status_code == 404:

@@ -1010,6 +1010,28 @@ async def test_server_keeps_answering_after_all_bad_input(own_server: ServerProc
         assert (await aclient.get(f"{RSP}/{name}")).json() == created.json()
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("OPTIONS", RSP, "DELETE, GET, POST"),
+        ("PUT", RSP, "DELETE, GET, POST"),
+        ("POST", f"{RSP}/x", "DELETE, GET, PATCH, PUT"),
+        ("OPTIONS", f"{RSP}/x", "DELETE, GET, PATCH, PUT"),
+        ("DELETE", f"{RPSR}/x/status", "GET, PATCH, PUT"),
+        ("POST", "/apis/resource.k8s.io/v1alpha3/devices", "GET"),
+        ("DELETE", "/apis", "GET, HEAD"),
+        ("POST", "/version", "GET, HEAD"),
+    ],
+)
+def test_method_not_allowed_says_what_is(
+    client: httpx.Client, method: str, path: str, allow: str
+) -> None:
+    """A 405 carries an Allow header with the methods the URL takes (RFC 9110)."""
+    resp = client.request(method, path)
+    assert_status(resp, 405, "MethodNotAllowed")
+    assert sorted(m.strip() for m in resp.headers["allow"].split(",")) == allow.split(", ")
+
+
 def test_status_bodies_are_not_framework_errors(client: httpx.Client) -> None:
     """Paths outside the API and odd methods still answer with a Status, never a bare error."""
     for method, path, code in (

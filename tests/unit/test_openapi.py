@@ -11,6 +11,7 @@ import pytest
 
 from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
 from apiserver.kinds import strategies
+from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.machinery.openapi import ServedKind, encode, v2_document, v3_document
 from apiserver.machinery.patching import (
     APPLY_PATCH,
@@ -20,7 +21,16 @@ from apiserver.machinery.patching import (
 )
 from apiserver.machinery.resource import ResourceType
 
-SERVED = [ServedKind(s.resource, s.model, s.has_status) for s in strategies()]
+
+def _served() -> list[ServedKind]:
+    kinds = strategies()
+    for strategy in kinds:
+        if isinstance(strategy, ResourcePoolStatusRequestStrategy):
+            strategy.limit_creation(1, 1)
+    return [ServedKind(s.resource, s.model, s.has_status, s.create_rate_limited) for s in kinds]
+
+
+SERVED = _served()
 WRITABLE = [k for k in SERVED if not k.resource.read_only]
 V3 = v3_document(SERVED, "test")
 V2 = v2_document(SERVED, "test")
@@ -220,3 +230,33 @@ def test_encode_is_deterministic_with_its_hash() -> None:
     assert body == again
     assert digest == digest_again == hashlib.sha512(body).hexdigest().upper()
     assert orjson.loads(body) == V3
+
+
+EXPECTED_CODES = {
+    "get": {"200", "400", "401", "404", "406"},
+    "list": {"200", "400", "401", "404", "406", "410"},
+    "post": {"201", "400", "401", "406", "409", "413", "415", "422"},
+    "put": {"200", "400", "401", "404", "406", "409", "413", "415", "422"},
+    "patch": {"200", "201", "400", "401", "404", "406", "409", "413", "415", "422"},
+    "delete": {"200", "400", "401", "404", "406", "409", "413", "415", "422"},
+    "deletecollection": {"200", "400", "401", "404", "406", "410", "413", "415", "422"},
+}
+
+
+@pytest.mark.parametrize(("doc", "version"), [(V3, "v3"), (V2, "v2")])
+def test_every_operation_lists_the_errors_it_returns(doc: dict[str, Any], version: str) -> None:
+    for path, verb, op in operations(doc):
+        codes = set(op["responses"])
+        expected = set(EXPECTED_CODES[op["x-kubernetes-action"]])
+        if op["x-kubernetes-action"] == "post" and "resourcepoolstatusrequests" in path:
+            expected.add("429")  # the per-user creation limit
+        assert codes == expected, (version, path, verb)
+        for code in codes - {"200", "201"}:
+            response = op["responses"][code]
+            assert response["description"], (path, verb, code)
+            schema = (
+                response["schema"]
+                if version == "v2"
+                else (response["content"]["application/json"]["schema"])
+            )
+            assert schema["$ref"].endswith("io.k8s.apimachinery.pkg.apis.meta.v1.Status")
