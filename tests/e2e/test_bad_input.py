@@ -328,6 +328,22 @@ CASES: list[Case] = [
         "Invalid",
         "spec.devices.filter.selectors[0].cel",
     ),
+    *[
+        Case(
+            f"selector-of-type-{kind}",
+            lambda n, _, expression=expression: post(
+                RSP, rsp(n, filter={"selectors": [{"cel": {"expression": expression}}]})
+            ),
+            422,
+            "Invalid",
+            "spec.devices.filter.selectors[0].cel.expression",
+            message="must evaluate to bool",
+        )
+        for kind, expression in (
+            ("string", "device.driver"),
+            ("quantity", 'device.capacity["gpu.example.com"].memory'),
+        )
+    ],
     # -- sizes ---------------------------------------------------------------------
     Case(
         "body-over-3MiB",
