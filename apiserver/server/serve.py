@@ -29,6 +29,7 @@ from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .poolstatus import PoolStatusOptions, PoolStatusService
 from .protocol import BoundedHttpToolsProtocol
+from .startup import AnnouncingServer, announcement, bind
 
 log = logging.getLogger("apiserver")
 
@@ -175,6 +176,13 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
 
 
 def serve(options: ServeOptions) -> None:
+    listener = bind(options.bind_address, options.secure_port)  # before anything is written
     config, _server = prepare(options)
-    uvicorn_server = uvicorn.Server(config)
-    uvicorn_server.run()
+    message = announcement(
+        _server_url(options.bind_address, options.secure_port),
+        options.cert_dir,
+        options.token_auth_file or str(Path(options.cert_dir) / "tokens.csv"),
+        options.kubeconfig_out,
+        options.storage,
+    )
+    AnnouncingServer(config, message).run(sockets=[listener])
