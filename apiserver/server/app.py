@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import platform
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,6 +23,8 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -38,6 +40,7 @@ from ..machinery.registry import Registry
 from ..machinery.resource import ResourceType
 from ..machinery.strategy import Strategy
 from ..storage import Store
+from ..storage.terminations import TERMINATED
 
 
 @dataclass
@@ -332,6 +335,7 @@ class _Metrics:
             registry=self.registry,
         )
         self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
+        self.registry.register(_TerminatedWatchersCollector())
 
     def observe(self, method: str, code: int, seconds: float) -> None:
         children = self._children.get((method, code))
@@ -340,6 +344,20 @@ class _Metrics:
             self._children[(method, code)] = children
         children[0].inc()
         children[1].observe(seconds)
+
+
+class _TerminatedWatchersCollector(Collector):
+    """``apiserver_terminated_watchers_total{resource}``, from the storage layer's tally."""
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "apiserver_terminated_watchers",
+            "Counter of watchers closed due to unresponsiveness broken by resource type.",
+            labels=["resource"],
+        )
+        for resource, count in sorted(TERMINATED.counts().items()):
+            family.add_metric([resource], count)
+        yield family
 
 
 class _MetricsMiddleware:

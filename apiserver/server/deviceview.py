@@ -29,6 +29,8 @@ COMPONENT = "dra-apiserver"
 class DeviceViewOptions:
     window: int = 10_000
     """Events of the Device resource kept for watches (and its watchers' queue bound)."""
+    window_bytes: int = 0
+    """The most bytes those events may take (0: no bound but the count)."""
     patch_status: bool = True
     """Write ResourceSlicePatch status and warning Events about faulty selectors."""
     status_interval: float = 1.0
@@ -54,7 +56,12 @@ class DeviceViewService:
         )
         self.view = DeviceView(self.slices, self.classes, self.patches, pause_gc=options.pause_gc)
         self.resource = DeviceStrategy.for_group(group).resource
-        self.store = DeviceStore(self.resource, window=options.window, max_pending=options.window)
+        self.store = DeviceStore(
+            self.resource,
+            window=options.window,
+            window_bytes=options.window_bytes,
+            max_pending=options.window,
+        )
         self.view.subscribe(self.store)
         self.controller: PatchStatusController | None = None
         if options.patch_status:

@@ -32,6 +32,7 @@ from .protocol import BoundedHttpToolsProtocol
 from .startup import AnnouncingServer, announcement, bind
 
 log = logging.getLogger("apiserver")
+MIB = 1024 * 1024
 
 
 @dataclass
@@ -45,6 +46,7 @@ class ServeOptions:
     group: str = DRA_GROUP
     token_auth_file: str | None = None
     watch_history: int = 10_000
+    watch_history_mib: int = 64
     watch_cache: bool = True
     patch_status: bool = True
     patch_status_interval: float = 1.0
@@ -133,12 +135,14 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             store,
             prefixes=[s.resource.key_prefix() for s in served if not s.read_only],
             window=options.watch_history,
+            window_bytes=options.watch_history_mib * MIB,
         )
     devices = DeviceViewService(
         store,
         options.group,
         DeviceViewOptions(
             window=options.watch_history,
+            window_bytes=options.watch_history_mib * MIB,
             patch_status=options.patch_status,
             status_interval=options.patch_status_interval,
         ),
