@@ -28,7 +28,7 @@ from .registry import DeleteOptions, ListOptions, ListResult, Registry, WriteOpt
 from .requestinfo import RequestInfo, allowed_methods, parse_request
 from .selectors import parse_field_selector, parse_label_selector
 from .table import partial_object_metadata, table
-from .warningheader import warning_header
+from .warningheader import warning_headers
 from .watch import INITIAL_EVENTS_END, WatchItem, WatchRequest, WatchStream
 
 JSON = "application/json"
@@ -250,8 +250,8 @@ class ResourceHandler:
         input, or a stored write would be reported as a failure (and its retry conflict).
         ``shape`` and the query were checked before the write."""
         response = self._object(request, registry, result.obj, shape, code=result.code)
-        for warning in result.warnings:
-            response.headers.append("Warning", warning_header(warning))
+        for header in warning_headers(result.warnings):
+            response.headers.append("Warning", header)
         return response
 
     def _object(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import builtins
 import copy
+import logging
 import secrets
 import typing
 import uuid
@@ -51,6 +52,8 @@ from .strategicmerge import apply_strategic_merge_patch
 from .strategy import Strategy
 
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+log = logging.getLogger("apiserver")
 
 
 def now_rfc3339() -> str:
@@ -687,7 +690,9 @@ class Registry:
             except (KeyNotFoundError, PreconditionFailedError):
                 pass
             except StorageError as err:
-                raise self._storage_error(err, name) from err
+                # The update is stored: answer it. The object waits, without finalizers,
+                # for the next write (or delete) to remove it.
+                log.warning("%s: removing %s after its last finalizer failed: %s", key, name, err)
         return WriteResult(stored, 200, warnings)
 
     def _carry_over(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -22,7 +23,7 @@ from apiserver.machinery.registry import (
     WriteOptions,
 )
 from apiserver.machinery.selectors import parse_field_selector, parse_label_selector
-from apiserver.storage import EventType
+from apiserver.storage import EventType, StorageUnavailableError, StoredObject
 from apiserver.storage.sqlite import SQLiteStore
 
 GROUP = "resource.k8s.io"
@@ -388,6 +389,36 @@ async def test_finalizers_hold_deletion_until_the_last_is_removed(
         assert (first.type, second.type) == (EventType.MODIFIED, EventType.DELETED)
     finally:
         await watch.close()
+
+
+class _RemovalFails(SQLiteStore):
+    """A store whose deletes fail, as etcd's do when it is unreachable."""
+
+    async def delete(self, key: str, *, expected_revision: int | None) -> StoredObject:
+        raise StorageUnavailableError("etcd is unreachable")
+
+
+async def test_removing_the_last_finalizer_is_answered_even_if_the_removal_fails(
+    tmp_path: Path,
+) -> None:
+    """The update is stored, so it is answered (not a 503 whose retry would conflict);
+    the object, without finalizers, goes with the next write or delete."""
+    store = _RemovalFails(tmp_path / "store.db")
+    await store.start()
+    try:
+        reg = Registry(ResourceSlicePatchStrategy.for_group(GROUP), store)
+        await create(reg, "p", finalizers=["example.com/a"])
+        await reg.delete(None, "p", DeleteOptions())  # marks it: finalizers hold it
+        marked = await stored(reg, "p")
+        marked["metadata"]["finalizers"] = []
+        result = await reg.update(None, "p", marked, OPTS)
+        assert result.code == 200
+        kept = await stored(reg, "p")
+        assert kept["metadata"]["resourceVersion"] == str(result.obj.revision)
+        assert "finalizers" not in kept["metadata"] or not kept["metadata"]["finalizers"]
+        assert kept["metadata"]["deletionTimestamp"]
+    finally:
+        await store.close()
 
 
 async def test_delete_preconditions(rsp: Registry) -> None:
