@@ -11,9 +11,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
+# Extra server flags: make run RUN_ARGS="--pool-status-create-rate 2"
+RUN_ARGS ?=
+
 run: $(STAMP)
 	$(PY) -m apiserver serve --bind-address 127.0.0.1 --secure-port 6443 \
-		--storage sqlite:///data/apiserver.db --cert-dir certs --kubeconfig-out kubeconfig
+		--storage sqlite:///data/apiserver.db --cert-dir certs --kubeconfig-out kubeconfig \
+		$(RUN_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check apiserver devtools tests bench

@@ -124,6 +124,13 @@ def _parser() -> argparse.ArgumentParser:
         help="revisions of history kept for watches (SQLite), events kept per kind (watch cache)",
     )
     s.add_argument(
+        "--watch-history-mib",
+        type=int,
+        default=64,
+        help="most MiB the events kept in memory for watches may take, per kind (watch cache"
+        " and Device view; their JSON bytes); 0 for no bound but --watch-history (default 64)",
+    )
+    s.add_argument(
         "--min-request-timeout", type=float, default=1800.0, help="default watch timeout in seconds"
     )
     s.add_argument(
@@ -151,6 +158,7 @@ def main(argv: list[str] | None = None) -> None:
             token_auth_file=args.token_auth_file,
             authorization_mode=args.authorization_mode,
             watch_history=args.watch_history,
+            watch_history_mib=args.watch_history_mib,
             watch_cache=args.watch_cache,
             patch_status=args.patch_status,
             patch_status_interval=args.patch_status_interval,

@@ -21,6 +21,7 @@ from . import (
     report,
     reservations,
     suite,
+    watchmemory,
 )
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         profile.SECTION,
         allocator.SECTION,
         reservations.SECTION,
+        watchmemory.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -103,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     if reservations.SECTION in wanted:
         reservation_outcome = reservations.run(log=lambda s: print(s, file=sys.stderr))
         results[reservations.SECTION] = reservations.render(reservation_outcome, date)
+    if watchmemory.SECTION in wanted:
+        memory_outcome = watchmemory.run(log=lambda s: print(s, file=sys.stderr))
+        results[watchmemory.SECTION] = watchmemory.render(memory_outcome, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0

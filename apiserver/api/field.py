@@ -57,22 +57,42 @@ class FieldError:
         ):
             parts.append(_render_value(self.value))
         if self.detail:
-            parts.append(self.detail)
+            # Details are the server's words, but some quote the input (a CEL parse
+            # error shows the expression): a longer limit, still a bound.
+            parts.append(shorten(self.detail, 8 * MAX_SHOWN))
         return ": ".join(parts)
 
+    def shown_field(self) -> str:
+        """The field path as messages show it: a map key in it may be user input."""
+        return shorten(self.field, 4 * MAX_SHOWN)
+
     def __str__(self) -> str:
-        return f"{self.field}: {self.message()}"
+        return f"{self.shown_field()}: {self.message()}"
+
+
+MAX_SHOWN = 256
+"""Most characters of a bad value (or a name, a key) an error message repeats.
+
+Kubernetes leaves the value out of TooLong errors; for the others it prints the value in
+full, so a megabyte-sized value makes a reply of several megabytes. Here every echoed
+value is cut to this many characters, followed by how much was left off."""
+
+
+def shorten(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text``, or its first ``limit`` characters and a note of how many were left off."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}...({len(text) - limit} more characters truncated)"
 
 
 def _render_value(value: Any) -> str:
     if isinstance(value, str):
-        return json.dumps(value)
+        return json.dumps(shorten(value))
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, int | float):
         return str(value)
-    text = json.dumps(value, default=str, separators=(",", ":"))
-    return text if len(text) <= 256 else text[:253] + "..."
+    return shorten(json.dumps(value, default=str, separators=(",", ":")))
 
 
 def required(field: str, detail: str = "") -> FieldError:

@@ -112,3 +112,61 @@ def _homogeneous(checked: A.CheckedAst, items: list[A.Expr]) -> None:
             first = t
         elif t != first:
             raise _error(checked, item, f"expected type '{first}' but found '{t}'")
+
+
+# -- result types the checker sees as dyn -------------------------------------------------
+
+_DEVICE = "device"
+_QUANTITY = "kubernetes.Quantity"
+_ATTRIBUTE_DOMAIN = "map(string, dyn)"
+_CAPACITY_DOMAIN = f"map(string, {_QUANTITY})"
+_FIELD_TYPES = {
+    "driver": "string",
+    "allowMultipleAllocations": "bool",
+    "attributes": f"map(string, {_ATTRIBUTE_DOMAIN})",
+    "capacity": f"map(string, {_CAPACITY_DOMAIN})",
+}
+_MEMBER_TYPES = {
+    _FIELD_TYPES["attributes"]: _ATTRIBUTE_DOMAIN,
+    _ATTRIBUTE_DOMAIN: None,  # an attribute value: the one dynamic part of a device
+    _FIELD_TYPES["capacity"]: _CAPACITY_DOMAIN,
+    _CAPACITY_DOMAIN: _QUANTITY,
+}
+
+
+def static_type(checked: A.CheckedAst, variable: str) -> str | None:
+    """The upstream type of the whole expression where the checker only knows ``dyn``.
+
+    A device is a map to the library's checker, so ``device.driver`` is ``dyn`` to it; for
+    upstream it is a string, a capacity a quantity, and only attribute values are dynamic.
+    None when the type is dynamic (or beyond what this follows: comprehensions, calls).
+    """
+    return _static(checked, checked.expr, variable)
+
+
+def _static(checked: A.CheckedAst, node: A.Expr, var: str) -> str | None:
+    if _is_device(node, frozenset(), frozenset(), var):
+        return _DEVICE
+    if isinstance(node, A.Select):
+        if node.test_only:
+            return "bool"
+        return _member(_static(checked, node.operand, var), node.field)
+    if isinstance(node, A.Call) and node.function == "_[_]" and len(node.args) == 2:
+        container, key = node.args
+        if isinstance(container, A.CreateList):
+            kinds = {_static(checked, e, var) for e in container.elements}
+            return kinds.pop() if len(kinds) == 1 else None
+        field = key.value if isinstance(key, A.Const) and isinstance(key.value, str) else ""
+        return _member(_static(checked, container, var), field)
+    if isinstance(node, A.Call) and node.function == "_?_:_" and len(node.args) == 3:
+        then, otherwise = (_static(checked, a, var) for a in node.args[1:])
+        return then if then == otherwise else None
+    found = checked.type_of(node)
+    return None if found.kind in _IGNORED_KINDS else str(found)
+
+
+def _member(container: str | None, field: str) -> str | None:
+    """The type of ``container.field`` (or ``container[field]``; "" for a computed key)."""
+    if container == _DEVICE:
+        return _FIELD_TYPES.get(field)
+    return _MEMBER_TYPES.get(container or "")

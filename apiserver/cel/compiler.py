@@ -125,6 +125,10 @@ def _build(expression: str, kind: Kind) -> Program:
             "must evaluate to bool or the unknown type, not " + _type_name(result_type.name())
         )
     tree = ast.decode_checked(checked.serialize())
+    if result_type == cel.Type.DYN:
+        static = checks.static_type(tree, kind.value)
+        if static is not None and static != "bool":
+            raise CompileError("must evaluate to bool or the unknown type, not " + static)
     checks.check(tree, kind.value, _regex_problem)
     estimated = cost.estimate(tree)
     rewrite.rewrite(tree)

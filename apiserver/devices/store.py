@@ -40,12 +40,17 @@ PACE_ITEMS = 500
 
 class DeviceStore:
     def __init__(
-        self, resource: ResourceType, *, window: int = 10_000, max_pending: int = 10_000
+        self,
+        resource: ResourceType,
+        *,
+        window: int = 10_000,
+        window_bytes: int = 0,
+        max_pending: int = 10_000,
     ) -> None:
         self.resource = resource
         self.api_version = resource.group_version
         self._states: SortedMap[tuple[DeviceState, int]] = SortedMap()
-        self._window = EventWindow(window)
+        self._window = EventWindow(window, max_bytes=window_bytes)
         self._fanout = Fanout(max_pending=max_pending)
         self._revision = 0
         self._synced = False

@@ -30,13 +30,17 @@ class UserRateLimiter:
         burst: int,
         *,
         what: str = "requests",
+        flags: tuple[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``flags``: the server flags that set ``rate`` and ``burst``, named in the 429 so
+        the user knows which limit it was and what an administrator can change."""
         if rate <= 0 or burst < 1:
             raise ValueError("a rate limit needs rate > 0 and burst >= 1")
         self.rate = rate
         self.burst = burst
         self.what = what
+        self.flags = flags
         self.clock = clock
         self._buckets: dict[str, TokenBucket] = {}
 
@@ -48,9 +52,14 @@ class UserRateLimiter:
         wait = bucket.take(dry_run=dry_run)
         if wait > 0:
             seconds = max(1, math.ceil(wait))
+            limit = (
+                f"each user may create {self.rate:g} per second, in bursts of up to {self.burst}"
+            )
+            if self.flags is not None:
+                limit += f" (the server's {self.flags[0]} and {self.flags[1]})"
             raise errors.too_many_requests(
-                f"too many {self.what} created by {user or 'anonymous'}: at most"
-                f" {self.rate:g} per second with bursts of {self.burst}; retry in {seconds} s",
+                f"too many {self.what} created by {user or 'anonymous'}: {limit};"
+                f" retry after {seconds} second{'s' if seconds != 1 else ''}",
                 seconds,
             )
         if len(self._buckets) > MAX_TRACKED:

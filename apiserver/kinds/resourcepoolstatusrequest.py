@@ -68,6 +68,8 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
         "spec.driver": string_at("spec", "driver")
     }
 
+    create_rate_limited = True
+
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         spec = obj.get("spec")
         if isinstance(spec, dict) and spec.get("limit") is None:

@@ -55,14 +55,20 @@ def media_type(content_type: str | None) -> str:
 
 
 def decode_body(body: bytes, content_type: str | None) -> dict[str, Any]:
-    """Parse a JSON or YAML request body into a JSON object."""
-    kind = media_type(content_type)
+    """Parse a JSON, YAML or (for the kinds kubectl sends so) protobuf request body into a
+    JSON object.
+
+    Any other media type is refused with 415 before the body is looked at; no media type
+    at all means JSON, the first one served (as Kubernetes' input negotiation does)."""
+    kind = media_type(content_type) or JSON_TYPES[0]
+    if kind not in JSON_TYPES and kind not in YAML_TYPES and kind != protobuf.MEDIA_TYPE:
+        raise errors.unsupported_media_type(kind, (*JSON_TYPES, *YAML_TYPES))
     if not body.strip():
         raise errors.bad_request("the request body is empty; an object was expected")
     if kind == protobuf.MEDIA_TYPE:
         return protobuf.decode_object(body)
     try:
-        if kind in YAML_TYPES or kind.endswith("+yaml"):
+        if kind in YAML_TYPES:
             _check_yaml_depth(body)
             value = yaml.load(body, Loader=_JSONCompatibleLoader)
         else:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from ..api.field import FieldError
+from ..api.field import FieldError, shorten
 from ..storage import (
     KeyExistsError,
     KeyNotFoundError,
@@ -72,6 +72,7 @@ def _details(name: str, group: str, kind: str, **extra: Any) -> dict[str, Any]:
 
 
 def not_found(resource: str, group: str, name: str) -> StatusError:
+    name = shorten(name)
     return StatusError(
         404,
         "NotFound",
@@ -81,6 +82,7 @@ def not_found(resource: str, group: str, name: str) -> StatusError:
 
 
 def already_exists(resource: str, group: str, name: str) -> StatusError:
+    name = shorten(name)
     return StatusError(
         409,
         "AlreadyExists",
@@ -90,6 +92,7 @@ def already_exists(resource: str, group: str, name: str) -> StatusError:
 
 
 def conflict(resource: str, group: str, name: str, why: str) -> StatusError:
+    name = shorten(name)
     return StatusError(
         409,
         "Conflict",
@@ -105,10 +108,13 @@ MODIFIED = (
 
 def invalid(kind: str, group: str, name: str, errors: Iterable[FieldError]) -> StatusError:
     errs = list(errors)
-    causes = [{"reason": e.type.reason, "message": e.message(), "field": e.field} for e in errs]
+    causes = [
+        {"reason": e.type.reason, "message": e.message(), "field": e.shown_field()} for e in errs
+    ]
     summary = ", ".join(str(e) for e in errs)
     if len(errs) > 1:
         summary = f"[{summary}]"
+    name = shorten(name)  # a name too long to be valid is shown shortened, as other values
     return StatusError(
         422,
         "Invalid",

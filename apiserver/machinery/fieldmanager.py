@@ -294,6 +294,45 @@ class Conflict:
     manager: str
     api_version: str
     path: FieldPath
+    operation: str = "Apply"
+    subresource: str = ""
+    time: str = ""
+
+    def owner(self) -> str:
+        """The owning entry as Kubernetes names it: ``"mgr" [with subresource "s"] using
+        group/version``, and `` at <time>`` for an Update entry that has a time."""
+        text = _go_quote(self.manager)
+        if self.subresource:
+            text += f" with subresource {_go_quote(self.subresource)}"
+        text += f" using {self.api_version}"
+        if self.operation == "Update" and self.time:
+            text += f" at {self.time}"
+        return text
+
+
+def conflict_message(conflicts: list[Conflict]) -> str:
+    """The message of a 409 for ``conflicts``, in Kubernetes' words: one conflict on one
+    line, several grouped under each owner (owners sorted), a ``- path`` line per field."""
+    if len(conflicts) == 1:
+        only = conflicts[0]
+        return (
+            f"Apply failed with 1 conflict: conflict with {only.owner()}: {render_path(only.path)}"
+        )
+    by_owner: dict[tuple[str, str, str, str, str], list[Conflict]] = {}
+    for c in conflicts:
+        key = (c.manager, c.operation, c.api_version, c.time, c.subresource)
+        by_owner.setdefault(key, []).append(c)
+    lines: list[str] = []
+    for key in sorted(by_owner):
+        group = by_owner[key]
+        lines.append(f"conflicts with {group[0].owner()}:")
+        lines.extend(f"- {render_path(c.path)}" for c in group)
+    return f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+
+
+def _go_quote(text: str) -> str:
+    """``text`` in double quotes as Go's %q writes a plain string."""
+    return orjson.dumps(text).decode()
 
 
 class ApplyConflictError(Exception):
@@ -417,7 +456,16 @@ class FieldManager:
                 continue
             for path in entry.fields & applied:
                 if _differs(value_at(base, path), value_at(config, path)):
-                    conflicts.append(Conflict(entry.manager, entry.api_version, path))
+                    conflicts.append(
+                        Conflict(
+                            entry.manager,
+                            entry.api_version,
+                            path,
+                            entry.operation,
+                            entry.subresource,
+                            entry.time,
+                        )
+                    )
         if conflicts and not force:
             raise ApplyConflictError(sorted(conflicts, key=lambda c: (c.manager, c.path)))
         taken = {c.path for c in conflicts}

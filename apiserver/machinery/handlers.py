@@ -21,7 +21,7 @@ from starlette.types import Receive, Scope, Send
 from ..api import field as fielderr
 from ..api import meta
 from ..storage import StoredObject
-from . import errors
+from . import errors, queryparams
 from .decoding import FieldValidation, check_object, decode_body, media_type
 from .negotiation import Shape, negotiate
 from .patching import APPLY_PATCH, SUPPORTED_PATCH_TYPES
@@ -46,12 +46,12 @@ from .rest import (
 from .selectors import parse_field_selector, parse_label_selector
 from .table import partial_object_metadata, table
 from .user import NOBODY
+from .warningheader import warning_headers
 from .watch import INITIAL_EVENTS_END, WatchItem, WatchRequest, WatchStream
 
 JSON = "application/json"
 MAX_BODY_BYTES = 3 * 1024 * 1024
 FIELD_MANAGER_MAX = 128
-_TRUE = ("true", "1")
 
 
 def json_response(
@@ -79,6 +79,24 @@ class Endpoint:
     applier: Applier | None = None
     deleter: Deleter | None = None
     collection_deleter: CollectionDeleter | None = None
+
+    def allow(self, *, named: bool) -> str:
+        """The ``Allow`` header of a 405: the methods this path answers."""
+        methods: list[tuple[str, object]]
+        if named:
+            methods = [
+                ("DELETE", self.deleter),
+                ("GET", self.getter),
+                ("PATCH", self.patcher or self.applier),
+                ("PUT", self.updater),
+            ]
+        else:
+            methods = [
+                ("DELETE", self.collection_deleter),
+                ("GET", self.lister),
+                ("POST", self.creater),
+            ]
+        return ", ".join(m for m, capability in methods if capability is not None)
 
     @classmethod
     def of(cls, served: Resource) -> Endpoint:
@@ -140,8 +158,11 @@ class ResourceHandler:
         self, request: Request, group: str, version: str, segments: list[str]
     ) -> Response:
         try:
+            queryparams.check(request.query_params)
             info = parse_request(
-                request.method, segments, watch_param=request.query_params.get("watch")
+                request.method,
+                segments,
+                watch_param="true" if queryparams.flag(request.query_params, "watch") else None,
             )
             key = (group, version, info.resource, info.subresource or "")
             endpoint = self.endpoints.get(key)
@@ -153,7 +174,14 @@ class ResourceHandler:
                 )
             return await self._dispatch(request, endpoint, info)
         except errors.StatusError as err:
+            if err.code == 405:
+                err.headers.setdefault("Allow", self._allow(group, version, segments))
             return status_response(err)
+
+    def _allow(self, group: str, version: str, segments: list[str]) -> str:
+        info = parse_request("GET", segments, watch_param=None)  # the URL's shape only
+        endpoint = self.endpoints.get((group, version, info.resource, info.subresource or ""))
+        return endpoint.allow(named=info.name is not None) if endpoint is not None else ""
 
     async def _dispatch(self, request: Request, endpoint: Endpoint, info: RequestInfo) -> Response:
         namespace = info.namespace
@@ -172,33 +200,37 @@ class ResourceHandler:
             shape = negotiate(request.headers.get("accept"), collection=True, watch=True)
             return await self._watch(request, endpoint.watcher, served, namespace, shape)
         if verb == "create" and endpoint.creater is not None:
+            shape = _answer_shape(request)  # refused now, not after the object is stored
             write = parse_write_options(request, apply=False)
             body = decode_body(await self._body(request), request.headers.get("content-type"))
             result = await endpoint.creater.create(namespace, body, write)
-            return self._written(request, served, result)
+            return self._written(request, served, result, shape)
         if verb == "update" and endpoint.updater is not None:
             assert info.name is not None
+            shape = _answer_shape(request)
             write = parse_write_options(request, apply=False)
             body = decode_body(await self._body(request), request.headers.get("content-type"))
             result = await endpoint.updater.update(namespace, info.name, body, write)
-            return self._written(request, served, result)
+            return self._written(request, served, result, shape)
         if verb == "patch" and (endpoint.patcher is not None or endpoint.applier is not None):
             assert info.name is not None
             return await self._patch(request, endpoint, info.name, namespace)
         if verb == "delete" and endpoint.deleter is not None:
             assert info.name is not None
+            shape = _answer_shape(request)
             result = await endpoint.deleter.delete(
                 namespace, info.name, await self._delete_options(request)
             )
             if result.deleted:
                 return json_response(orjson.dumps(_success(served, result.obj)))
-            return self._written(request, served, result)
+            return self._written(request, served, result, shape)
         if verb == "deletecollection" and endpoint.collection_deleter is not None:
+            shape = negotiate(request.headers.get("accept"), collection=True)
+            _include_object(request)
             opts = parse_list_options(request, served, watch=False)
             deleted = await endpoint.collection_deleter.delete_collection(
                 namespace, opts, await self._delete_options(request)
             )
-            shape = negotiate(request.headers.get("accept"), collection=True)
             return self._list(request, served, deleted, shape)
         resource = served.resource.plural
         if info.subresource:
@@ -232,6 +264,7 @@ class ResourceHandler:
         if patch_type not in supported:
             raise errors.unsupported_media_type(patch_type, supported)
         apply = patch_type == APPLY_PATCH
+        shape = _answer_shape(request)
         opts = parse_write_options(request, apply=apply)
         body = await self._body(request)
         if apply:
@@ -244,7 +277,7 @@ class ResourceHandler:
         else:
             assert endpoint.patcher is not None
             result = await endpoint.patcher.patch(namespace, name, body, patch_type, opts)
-        return self._written(request, endpoint.served, result)
+        return self._written(request, endpoint.served, result, shape)
 
     async def _delete_options(self, request: Request) -> DeleteOptions:
         """DeleteOptions from the body (checked against its model) or the query."""
@@ -287,11 +320,15 @@ class ResourceHandler:
 
     # -- encoding ------------------------------------------------------------------
 
-    def _written(self, request: Request, registry: Resource, result: WriteResult) -> Response:
-        shape = negotiate(request.headers.get("accept"), collection=False)
+    def _written(
+        self, request: Request, registry: Resource, result: WriteResult, shape: Shape
+    ) -> Response:
+        """The answer to a write that has happened: nothing here may fail on the client's
+        input, or a stored write would be reported as a failure (and its retry conflict).
+        ``shape`` and the query were checked before the write."""
         response = self._object(request, registry, result.obj, shape, code=result.code)
-        for warning in result.warnings:
-            response.headers.append("Warning", f'299 - "{_escape(warning)}"')
+        for header in warning_headers(result.warnings):
+            response.headers.append("Warning", header)
         return response
 
     def _object(
@@ -376,14 +413,13 @@ class ResourceHandler:
     ) -> Response:
         opts = parse_list_options(request, registry, watch=True)
         params = request.query_params
-        timeout = _int_param(params.get("timeoutSeconds"), "timeoutSeconds")
+        timeout = queryparams.count(params, "timeoutSeconds")
         if timeout is None:
             timeout = int(self.min_request_timeout)
-        send_initial = params.get("sendInitialEvents")
         watch_request = WatchRequest(
             opts,
-            send_initial_events=None if send_initial is None else send_initial.lower() in _TRUE,
-            allow_bookmarks=params.get("allowWatchBookmarks", "").lower() in _TRUE,
+            send_initial_events=queryparams.boolean(params, "sendInitialEvents"),
+            allow_bookmarks=queryparams.flag(params, "allowWatchBookmarks"),
             timeout_seconds=float(timeout),
             bookmark_interval=self.bookmark_interval,
         )
@@ -476,18 +512,6 @@ def _success(registry: Resource, deleted: StoredObject) -> dict[str, Any]:
 # -- query parameters ----------------------------------------------------------------
 
 
-def _int_param(value: str | None, name: str) -> int | None:
-    if value is None or value == "":
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise errors.bad_request(f"invalid {name} parameter: {value!r} is not an integer") from None
-    if number < 0:
-        raise errors.bad_request(f"invalid {name} parameter: must not be negative")
-    return number
-
-
 def _check_dry_run(values: Any) -> None:
     if not values:
         return
@@ -497,6 +521,14 @@ def _check_dry_run(values: Any) -> None:
         )
 
 
+def _answer_shape(request: Request) -> Shape:
+    """The shape of a write's answer, settled (or refused) before the write."""
+    shape = negotiate(request.headers.get("accept"), collection=False)
+    if shape is Shape.TABLE:
+        _include_object(request)
+    return shape
+
+
 def _include_object(request: Request) -> str:
     value = request.query_params.get("includeObject") or "Metadata"
     if value not in ("None", "Metadata", "Object"):
@@ -504,10 +536,6 @@ def _include_object(request: Request) -> str:
             f"includeObject must be one of None, Metadata or Object, not {value!r}"
         )
     return value
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def parse_write_options(request: Request, *, apply: bool) -> WriteOptions:
@@ -539,7 +567,7 @@ def parse_write_options(request: Request, *, apply: bool) -> WriteOptions:
         dry_run=bool(params.getlist("dryRun")),
         field_manager=manager,
         field_validation=FieldValidation.parse(params.get("fieldValidation")),
-        force=(force_param or "").lower() in _TRUE,
+        force=queryparams.flag(params, "force"),
         user=request.scope.get("user") or NOBODY,
         user_agent=request.headers.get("user-agent", ""),
     )
@@ -550,8 +578,8 @@ def parse_list_options(request: Request, registry: Resource, *, watch: bool) -> 
     rv = params.get("resourceVersion", "")
     match = params.get("resourceVersionMatch", "")
     cont = params.get("continue", "")
-    send_initial = params.get("sendInitialEvents")
-    bookmarks = params.get("allowWatchBookmarks", "").lower() in _TRUE
+    send_initial = queryparams.boolean(params, "sendInitialEvents")
+    bookmarks = queryparams.flag(params, "allowWatchBookmarks")
     problems = []
     if match and match not in ("NotOlderThan", "Exact"):
         problems.append(
@@ -591,7 +619,7 @@ def parse_list_options(request: Request, registry: Resource, *, watch: bool) -> 
                         "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
                     )
                 )
-            if not bookmarks and send_initial.lower() in _TRUE:
+            if not bookmarks and send_initial:
                 problems.append(
                     fielderr.forbidden(
                         "allowWatchBookmarks",
@@ -609,7 +637,7 @@ def parse_list_options(request: Request, registry: Resource, *, watch: bool) -> 
         raise errors.invalid("ListOptions", "meta.k8s.io", "", problems)
     if cont and rv and rv != "0":
         raise errors.bad_request("specifying resource version is not allowed when using continue")
-    limit = _int_param(params.get("limit"), "limit") or 0
+    limit = queryparams.count(params, "limit") or 0
     return ListOptions(
         label_selector=parse_label_selector(params.get("labelSelector", "")),
         field_selector=parse_field_selector(

@@ -34,6 +34,7 @@ class ServedKind:
     resource: ResourceType
     model: type[BaseModel]
     has_status: bool
+    create_rate_limited: bool = False
 
 
 def _group_prefix(group: str) -> str:
@@ -230,6 +231,53 @@ _LIST_PARAMS = [
 ]
 
 
+_ERROR_TEXT = {
+    "400": "BadRequest: a malformed body or query parameter",
+    "401": "Unauthorized",
+    "404": "NotFound",
+    "406": "NotAcceptable: no representation in the Accept header can be served",
+    "409": "Conflict or AlreadyExists (a stale resourceVersion, a failed precondition, an"
+    " apply conflict)",
+    "410": "Expired: the resourceVersion or continue token is older than the kept history",
+    "413": "RequestEntityTooLarge: the body is over 3 MiB",
+    "415": "UnsupportedMediaType: the body is in a media type the operation does not take",
+    "422": "Invalid: the object or the options fail validation, with a cause per field",
+    "429": "TooManyRequests: over the per-user creation limit; see Retry-After",
+}
+_BODY_ERRORS = ("413", "415")
+_ERRORS: dict[str, tuple[str, ...]] = {
+    # What each action answers besides success (server failures, 5xx, aside). Every request
+    # may get 400 for a bad query parameter and 401; every answer is negotiated (406).
+    "get": ("400", "401", "404", "406"),
+    "list": ("400", "401", "404", "406", "410"),
+    "post": ("400", "401", "406", "409", *_BODY_ERRORS, "422"),
+    "put": ("400", "401", "404", "406", "409", *_BODY_ERRORS, "422"),
+    "patch": ("400", "401", "404", "406", "409", *_BODY_ERRORS, "422"),
+    "delete": ("400", "401", "404", "406", "409", *_BODY_ERRORS, "422"),
+    "deletecollection": ("400", "401", "404", "406", "410", *_BODY_ERRORS, "422"),
+}
+_SUCCESS: dict[str, tuple[str, ...]] = {"post": ("201",), "patch": ("200", "201")}
+"""Success codes other than 200: a create answers 201, as does an apply that creates."""
+
+
+def _responses(
+    action: str, ref: str, status_ref: str, *, rate_limited: bool
+) -> dict[str, dict[str, Any]]:
+    responses: dict[str, dict[str, Any]] = {}
+    for code in _SUCCESS.get(action, ("200",)):
+        responses[code] = {
+            "description": "Created" if code == "201" else "OK",
+            "content": {"application/json": {"schema": {"$ref": ref}}},
+        }
+    codes = _ERRORS[action] + (("429",) if rate_limited and action == "post" else ())
+    for code in codes:
+        responses[code] = {
+            "description": _ERROR_TEXT[code],
+            "content": {"application/json": {"schema": {"$ref": status_ref}}},
+        }
+    return responses
+
+
 def _operation(
     resource: ResourceType,
     action: str,
@@ -238,13 +286,14 @@ def _operation(
     *,
     params: list[dict[str, Any]],
     body: list[str] | None = None,
+    rate_limited: bool = False,
 ) -> dict[str, Any]:
-    response = {"description": "OK", "content": {"application/json": {"schema": {"$ref": ref}}}}
+    status_ref = ref[: ref.rindex("/") + 1] + f"{META}.Status"
     op: dict[str, Any] = {
         "operationId": op_id,
         "tags": [f"{resource.group or 'core'}_{resource.version}"],
         "parameters": params,
-        "responses": {"200": response, "401": {"description": "Unauthorized"}},
+        "responses": _responses(action, ref, status_ref, rate_limited=rate_limited),
         "x-kubernetes-action": action,
         "x-kubernetes-group-version-kind": {
             "group": resource.group,
@@ -305,6 +354,7 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
                 model_ref,
                 params=write,
                 body=["application/json", "application/yaml"],
+                rate_limited=kind.create_rate_limited,
             ),
             "delete": _operation(
                 resource,
@@ -444,10 +494,12 @@ def _v2_operation(op: dict[str, Any]) -> dict[str, Any]:
     out["parameters"] = params
     out["produces"] = ["application/json"]
     out["schemes"] = ["https"]
-    ok = op["responses"]["200"]["content"]["application/json"]["schema"]
     out["responses"] = {
-        "200": {"description": "OK", "schema": ok},
-        "401": {"description": "Unauthorized"},
+        code: {
+            "description": response["description"],
+            "schema": response["content"]["application/json"]["schema"],
+        }
+        for code, response in op["responses"].items()
     }
     return out
 

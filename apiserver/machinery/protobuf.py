@@ -31,7 +31,10 @@ __all__ = ["KINDS", "MAGIC", "MEDIA_TYPE", "decode_object"]
 
 def decode_object(body: bytes) -> dict[str, Any]:
     """The JSON form of a protobuf-encoded object; 400 if it is malformed, 415 for a kind
-    this server does not read in protobuf."""
+    this server does not read in protobuf (or a body that is no Kubernetes protobuf object,
+    such as JSON sent under the protobuf media type)."""
+    if not body.startswith(MAGIC):
+        raise errors.unsupported_media_type(MEDIA_TYPE, ["application/json", "application/yaml"])
     try:
         wrapped = envelope(body)
         shape = KINDS.get((wrapped.api_version, wrapped.kind))

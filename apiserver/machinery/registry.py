@@ -12,6 +12,7 @@ JSON-shaped dicts here, parsed with the kind's model once per write.
 from __future__ import annotations
 
 import copy
+import logging
 import secrets
 import typing
 import uuid
@@ -34,7 +35,7 @@ from ..storage import (
 from . import errors
 from .admission import CREATE, DELETE, UPDATE, AdmissionChain, AdmissionRequest
 from .decoding import FieldValidation, check_object
-from .fieldmanager import ApplyConflictError, FieldManager, render_path
+from .fieldmanager import ApplyConflictError, FieldManager, conflict_message, render_path
 from .patching import (
     JSON_PATCH,
     MERGE_PATCH,
@@ -64,6 +65,8 @@ _KEPT_ON_UPDATE = (
     "deletionTimestamp",
     "deletionGracePeriodSeconds",
 )
+
+log = logging.getLogger("apiserver")
 
 
 def now_rfc3339() -> str:
@@ -458,17 +461,15 @@ class Registry(StoreReader):
             causes = [
                 {
                     "reason": "FieldManagerConflict",
-                    "message": f'conflict with "{c.manager}" using {c.api_version}',
+                    "message": f"conflict with {c.owner()}",
                     "field": render_path(c.path),
                 }
                 for c in exc.conflicts
             ]
-            lines = "\n".join(f"- {c['message']}: {c['field']}" for c in causes)
-            count = len(causes)
             raise errors.StatusError(
                 409,
                 "Conflict",
-                f"Apply failed with {count} conflict{'s' if count > 1 else ''}: {lines}",
+                conflict_message(exc.conflicts),
                 details={
                     "name": name,
                     "group": self.resource.group,
@@ -605,7 +606,9 @@ class Registry(StoreReader):
             except (KeyNotFoundError, PreconditionFailedError):
                 pass
             except StorageError as err:
-                raise self._storage_error(err, name) from err
+                # The update is stored: answer it. The object waits, without finalizers,
+                # for the next write (or delete) to remove it.
+                log.warning("%s: removing %s after its last finalizer failed: %s", key, name, err)
         return WriteResult(stored, 200, warnings)
 
     def _check_exclusive_keys_kept(self, old: dict[str, Any], new: dict[str, Any]) -> None:

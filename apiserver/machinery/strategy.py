@@ -56,6 +56,9 @@ class Strategy(Generic[M]):
     verbs: ClassVar[tuple[str, ...]] = VERBS
     """What the kind is served for: a stored kind every verb, a computed kind
     ``READ_ONLY_VERBS``, a review kind ``CREATE_ONLY_VERBS``."""
+    create_rate_limited: ClassVar[bool] = False
+    """Creates may be refused with 429 by a per-user limit (an admission plugin the server
+    assembles); OpenAPI documents the 429."""
     status_on_create: ClassVar[bool] = False
     """A create keeps the status it carries (a Node is registered with its status); otherwise
     a kind with a status subresource starts without one."""

@@ -11,7 +11,7 @@ import contextlib
 import logging
 import platform
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,6 +24,8 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -37,6 +39,7 @@ from ..machinery.handlers import ResourceHandler, json_response, status_response
 from ..machinery.openapi import ServedKind, encode, v2_document, v3_document
 from ..machinery.rest import Resource
 from ..storage import Store
+from ..storage.terminations import TERMINATED
 
 log = logging.getLogger("apiserver")
 
@@ -94,7 +97,9 @@ class APIServer:
         )
         kinds = [r.strategy for r in served if not r.subresource]
         self.discovery = Discovery((s.resource, s.has_status) for s in kinds)
-        documented = [ServedKind(s.resource, s.model, s.has_status) for s in kinds]
+        documented = [
+            ServedKind(s.resource, s.model, s.has_status, s.create_rate_limited) for s in kinds
+        ]
         self.openapi_v2 = encode(v2_document(documented, "DRA extension API server"))
         self.openapi_v3: dict[str, tuple[bytes, str]] = {}
         by_gv: dict[str, list[ServedKind]] = {}
@@ -262,6 +267,7 @@ def build_app(
                     405,
                     "MethodNotAllowed",
                     "the server does not allow this method on the requested resource",
+                    headers=dict(exc.headers or {}),  # Starlette's Allow
                 )
             )
         if exc.status_code == 404:
@@ -364,6 +370,7 @@ class _Metrics:
             registry=self.registry,
         )
         self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
+        self.registry.register(_TerminatedWatchersCollector())
 
     def observe(self, method: str, code: int, seconds: float) -> None:
         children = self._children.get((method, code))
@@ -372,6 +379,20 @@ class _Metrics:
             self._children[(method, code)] = children
         children[0].inc()
         children[1].observe(seconds)
+
+
+class _TerminatedWatchersCollector(Collector):
+    """``apiserver_terminated_watchers_total{resource}``, from the storage layer's tally."""
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "apiserver_terminated_watchers",
+            "Counter of watchers closed due to unresponsiveness broken by resource type.",
+            labels=["resource"],
+        )
+        for resource, count in sorted(TERMINATED.counts().items()):
+            family.add_metric([resource], count)
+        yield family
 
 
 class _MetricsMiddleware:

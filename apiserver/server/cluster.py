@@ -132,7 +132,12 @@ class StandaloneCluster:
         requests = ResourcePoolStatusRequestStrategy.for_group(group).resource
         limit = pool_status_create_limit or RateLimit()
         if limit.rate > 0:
-            limiter = UserRateLimiter(limit.rate, limit.burst, what=requests.plural)
+            limiter = UserRateLimiter(
+                limit.rate,
+                limit.burst,
+                what=requests.plural,
+                flags=("--pool-status-create-rate", "--pool-status-create-burst"),
+            )
             plugins.append(CreateRateLimit(requests, limiter))
         self.admission = AdmissionChain(plugins)
         self._served = serve_kinds([*self.kinds(group), *reviews], store, admission=self.admission)

@@ -24,6 +24,8 @@ from .cluster import COMPONENT, Cluster
 class DeviceViewOptions:
     window: int = 10_000
     """Events of the Device resource kept for watches (and its watchers' queue bound)."""
+    window_bytes: int = 0
+    """The most bytes those events may take (0: no bound but the count)."""
     patch_status: bool = True
     """Write ResourceSlicePatch status and warning Events about faulty selectors."""
     status_interval: float = 1.0
@@ -44,7 +46,10 @@ class DeviceViewService:
         )
         self.strategy = DeviceStrategy.for_group(group)
         self.store = DeviceStore(
-            self.strategy.resource, window=options.window, max_pending=options.window
+            self.strategy.resource,
+            window=options.window,
+            window_bytes=options.window_bytes,
+            max_pending=options.window,
         )
         self.view.subscribe(self.store)
         self.controller: PatchStatusController | None = None

@@ -36,9 +36,12 @@ from .cluster import RateLimit, StandaloneCluster
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .poolstatus import PoolStatusOptions, PoolStatusService
+from .protocol import BoundedHttpToolsProtocol
 from .rbac import RBACPolicy, RBACService
+from .startup import AnnouncingServer, announcement, bind
 
 log = logging.getLogger("apiserver")
+MIB = 1024 * 1024
 
 
 @dataclass
@@ -53,6 +56,7 @@ class ServeOptions:
     token_auth_file: str | None = None
     authorization_mode: str = "RBAC"
     watch_history: int = 10_000
+    watch_history_mib: int = 64
     watch_cache: bool = True
     patch_status: bool = True
     patch_status_interval: float = 1.0
@@ -139,6 +143,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
                 if not isinstance(s, ReviewStrategy)
             ],
             window=options.watch_history,
+            window_bytes=options.watch_history_mib * MIB,
         )
     if options.authorization_mode not in ("RBAC", "AlwaysAllow"):
         raise ValueError(
@@ -165,6 +170,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         options.group,
         DeviceViewOptions(
             window=options.watch_history,
+            window_bytes=options.watch_history_mib * MIB,
             patch_status=options.patch_status,
             status_interval=options.patch_status_interval,
         ),
@@ -203,7 +209,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         log_level=options.log_level,
         access_log=options.access_log,
         loop="uvloop",
-        http="httptools",
+        http=BoundedHttpToolsProtocol,
         timeout_graceful_shutdown=5,
         # Nothing in front of the server sets X-Forwarded-* for it to trust.
         proxy_headers=False,
@@ -213,6 +219,13 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
 
 
 def serve(options: ServeOptions) -> None:
+    listener = bind(options.bind_address, options.secure_port)  # before anything is written
     config, _server = prepare(options)
-    uvicorn_server = uvicorn.Server(config)
-    uvicorn_server.run()
+    message = announcement(
+        _server_url(options.bind_address, options.secure_port),
+        options.cert_dir,
+        options.token_auth_file or str(Path(options.cert_dir) / "tokens.csv"),
+        options.kubeconfig_out,
+        options.storage,
+    )
+    AnnouncingServer(config, message).run(sockets=[listener])

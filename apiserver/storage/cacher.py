@@ -22,8 +22,8 @@ watchers, who re-watch from their last revision (resuming from the backend's his
 or 410 Gone so their clients relist). A transient upstream failure (etcd down) keeps the
 cache and its watchers: the upstream watch resumes from the cache's revision.
 
-Memory: the current objects of each cached prefix, plus at most ``window`` events per
-prefix (their objects are mostly shared with the map). A watcher that falls more than
+Memory: the current objects of each cached prefix, plus at most ``window`` events and
+``window_bytes`` of them per prefix (their JSON bytes, without parsed copies). A watcher that falls more than
 ``max_pending`` events behind is closed, as in the Go cacher.
 """
 
@@ -68,7 +68,9 @@ class _PrefixCache:
         self.prefix = prefix
         self.objects: SortedMap[StoredObject] = SortedMap()
         self.revision = 0
-        self.window = EventWindow(owner.window, slack=max(owner.window // 4, 1))
+        self.window = EventWindow(
+            owner.window, slack=max(owner.window // 4, 1), max_bytes=owner.window_bytes
+        )
         self.synced = False
         self.fanout = Fanout(max_pending=owner.max_pending)
         self._changed = asyncio.Event()
@@ -210,13 +212,17 @@ class WatchCache:
         *,
         prefixes: tuple[str, ...] | list[str] = (),
         window: int = 10_000,
+        window_bytes: int = 0,
         max_pending: int = 10_000,
         wait_timeout: float = 3.0,
     ) -> None:
+        """``window``: events kept per prefix for watches; ``window_bytes``: the most bytes
+        they may take per prefix (0: no bound but the count)."""
         if window < 1:
             raise ValueError("the event window must hold at least one event")
         self.backend = backend
         self.window = window
+        self.window_bytes = window_bytes
         self.max_pending = max_pending
         self.wait_timeout = wait_timeout
         self._wanted = list(prefixes)

@@ -3,7 +3,8 @@
 Events are published once, in revision order, and each subscriber gets the same
 ``WatchEvent`` object (so the bytes are shared). A subscriber that falls more than
 ``max_pending`` events behind is cut off, as Kubernetes' cacher does with slow
-watchers; its client re-watches from the last revision it saw.
+watchers (logged and counted, see ``terminations``); its client re-watches from the last
+revision it saw.
 
 ``FollowingWatch`` is the watch the in-memory stores build on this: a backlog of events
 (history, or a window), then the events of a subscription taken before the backlog ended.
@@ -17,6 +18,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterable
 
 from .interface import Watch, WatchEvent
+from .terminations import TERMINATED
 
 
 class Subscription:
@@ -35,6 +37,7 @@ class Subscription:
         if len(self._pending) >= self._fanout.max_pending:
             self.overflowed = True
             self.closed = True
+            TERMINATED.record(self.prefix, len(self._pending))
         else:
             self._pending.append(event)
         self._wakeup.set()

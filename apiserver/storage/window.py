@@ -12,7 +12,7 @@ import bisect
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
-from .interface import WatchEvent, prefix_end
+from .interface import StoredObject, WatchEvent, prefix_end
 
 V = TypeVar("V")
 
@@ -66,20 +66,46 @@ class SortedMap(Generic[V]):
         return keys[low:stop], stop < high
 
 
-class EventWindow:
-    """The latest events in revision order, at most ``size`` of them once trimmed.
+EVENT_OVERHEAD = 400
+"""Bytes an event costs beyond its JSON: the event and its two lean object records."""
 
-    A revision is kept or dropped whole (several events may share one). Trimming waits
-    until the window holds ``slack`` events more than ``size``, so that it is done in
-    chunks: amortised O(1) per event.
+
+def event_bytes(event: WatchEvent) -> int:
+    """What ``event`` costs in a window: its object's and previous object's JSON bytes and
+    the records holding them. Bytes shared with another event (a previous object that is
+    also an earlier event's object) are counted twice, so a bound errs towards less memory."""
+    prev = event.prev
+    return len(event.object.raw) + (len(prev.raw) if prev is not None else 0) + EVENT_OVERHEAD
+
+
+def _lean(stored: StoredObject) -> StoredObject:
+    """The same version without the parsed form a reader may have cached on it (that form
+    can be ten times the bytes); it is parsed again if a replay needs it."""
+    if "obj" not in vars(stored) and stored._parsed is None:
+        return stored
+    return StoredObject(stored.key, stored.revision, stored.raw)
+
+
+class EventWindow:
+    """The latest events in revision order: at most ``size`` of them once trimmed, and
+    (when ``max_bytes`` is set) at most ``max_bytes`` by ``event_bytes``.
+
+    A revision is kept or dropped whole (several events may share one), so one larger than
+    a bound goes at once, leaving the window empty and complete from it on. Trimming by count waits until the window
+    holds ``slack`` events more than ``size``, so that it is done in chunks: amortised O(1)
+    per event. Events are kept without parsed copies of their objects.
     """
 
-    def __init__(self, size: int, slack: int = 0) -> None:
+    def __init__(self, size: int, slack: int = 0, max_bytes: int = 0) -> None:
         self.size = size
         self.slack = slack
+        self.max_bytes = max_bytes
         self.start = 0
         """Every event after this revision is in the window."""
+        self.bytes = 0
+        """The ``event_bytes`` of the events in the window."""
         self._events: list[WatchEvent] = []
+        self._bytes: list[int] = []
 
     def __len__(self) -> int:
         return len(self._events)
@@ -87,19 +113,37 @@ class EventWindow:
     def reset(self, revision: int) -> None:
         """Empty, complete from ``revision`` on."""
         self._events = []
+        self._bytes = []
+        self.bytes = 0
         self.start = revision
 
     def extend(self, events: list[WatchEvent]) -> None:
         """Add the events of one or more later revisions, then trim."""
         window = self._events
-        window.extend(events)
-        if len(window) <= self.size + self.slack:
+        for event in events:
+            prev = event.prev
+            kept = WatchEvent(
+                event.type, _lean(event.object), _lean(prev) if prev is not None else None
+            )
+            cost = event_bytes(kept)
+            window.append(kept)
+            self._bytes.append(cost)
+            self.bytes += cost
+        drop = len(window) - self.size if len(window) > self.size + self.slack else 0
+        if self.max_bytes and self.bytes > self.max_bytes:
+            excess = self.bytes - self.max_bytes
+            freed = sum(self._bytes[:drop])
+            while freed < excess and drop < len(window):
+                freed += self._bytes[drop]
+                drop += 1
+        if drop <= 0:
             return
-        drop = len(window) - self.size
         while drop < len(window) and window[drop].revision == window[drop - 1].revision:
             drop += 1
         self.start = window[drop - 1].revision
+        self.bytes -= sum(self._bytes[:drop])
         del window[:drop]
+        del self._bytes[:drop]
 
     def after(self, revision: int) -> list[WatchEvent]:
         """The events after ``revision`` still in the window, oldest first."""

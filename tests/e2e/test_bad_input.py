@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -92,9 +93,12 @@ class Req:
     content_type: str | None = JSON
     params: dict[str, str] = field(default_factory=dict)
     chunked: bool = False
+    accept: str | None = None
 
     def kwargs(self) -> dict[str, Any]:
         headers = {"Content-Type": self.content_type} if self.content_type else {}
+        if self.accept:
+            headers["Accept"] = self.accept
         content: Any = self.body
         if self.chunked and self.body is not None:
             body = self.body
@@ -171,6 +175,10 @@ def _numeric_rv(obj: dict[str, Any]) -> None:
     obj["metadata"]["resourceVersion"] = int(obj["metadata"]["resourceVersion"])
 
 
+def _set_priority_7(obj: dict[str, Any]) -> None:
+    obj["spec"]["devices"]["priority"] = 7
+
+
 def _stale_rv(obj: dict[str, Any]) -> None:
     obj["metadata"]["resourceVersion"] = "1"
     obj["spec"]["devices"]["priority"] = 7
@@ -212,6 +220,35 @@ CASES: list[Case] = [
         "BadRequest",
         message="spec.devices.bogus",
     ),
+    # -- bodies in a format other than JSON or YAML ----------------------------------
+    *[
+        Case(
+            f"create-as-{kind.replace('/', '-')}",
+            lambda n, _, kind=kind: Req("POST", RSP, orjson.dumps(rsp(n)), kind),
+            415,
+            "UnsupportedMediaType",
+            message=kind,
+        )
+        for kind in (
+            "text/plain",
+            "application/xml",
+            "application/vnd.kubernetes.protobuf",
+            "application/x-www-form-urlencoded",
+        )
+    ],
+    *[
+        Case(
+            f"update-as-{kind.replace('/', '-')}",
+            lambda n, seed, kind=kind: Req(
+                "PUT", f"{RSP}/{n}", orjson.dumps(edited(seed, _set_priority_7)), kind
+            ),
+            415,
+            "UnsupportedMediaType",
+            message=kind,
+            seed="rsp",
+        )
+        for kind in ("text/plain", "application/merge-patch+json")
+    ],
     # -- wrong JSON types ----------------------------------------------------------
     Case(
         "priority-is-a-string",
@@ -291,6 +328,22 @@ CASES: list[Case] = [
         "Invalid",
         "spec.devices.filter.selectors[0].cel",
     ),
+    *[
+        Case(
+            f"selector-of-type-{kind}",
+            lambda n, _, expression=expression: post(
+                RSP, rsp(n, filter={"selectors": [{"cel": {"expression": expression}}]})
+            ),
+            422,
+            "Invalid",
+            "spec.devices.filter.selectors[0].cel.expression",
+            message="must evaluate to bool",
+        )
+        for kind, expression in (
+            ("string", "device.driver"),
+            ("quantity", 'device.capacity["gpu.example.com"].memory'),
+        )
+    ],
     # -- sizes ---------------------------------------------------------------------
     Case(
         "body-over-3MiB",
@@ -611,6 +664,71 @@ CASES: list[Case] = [
         "BadRequest",
         message="abc",
     ),
+    *[
+        Case(
+            f"query-{param}-{value}",
+            lambda n, _, param=param, value=value, extra=extra: Req(
+                "GET", RSP, params={param: value, **extra}
+            ),
+            400,
+            "BadRequest",
+            message=param,
+        )
+        for param, value, extra in (
+            ("watch", "maybe", {}),
+            ("limit", "99999999999999999999999", {}),
+            ("limit", "-1", {}),
+            ("limit", "1.5", {}),
+            ("limit", "ten", {}),
+            ("timeoutSeconds", "abc", {"watch": "true"}),
+            ("timeoutSeconds", "-5", {"watch": "true"}),
+            ("timeoutSeconds", "0.5", {"watch": "true"}),
+            ("timeoutSeconds", "abc", {}),
+            ("allowWatchBookmarks", "yes please", {"watch": "true"}),
+        )
+    ],
+    # -- answers the client cannot take are refused before anything is stored -------
+    Case(
+        "create-accepting-only-html",
+        lambda n, _: Req("POST", RSP, orjson.dumps(rsp(n)), accept="text/html"),
+        406,
+        "NotAcceptable",
+    ),
+    Case(
+        "create-as-table-with-bad-includeObject",
+        lambda n, _: Req(
+            "POST",
+            RSP,
+            orjson.dumps(rsp(n)),
+            params={"includeObject": "Everything"},
+            accept="application/json;as=Table;v=v1;g=meta.k8s.io",
+        ),
+        400,
+        "BadRequest",
+        message="includeObject",
+    ),
+    Case(
+        "update-accepting-only-html",
+        lambda n, seed: Req(
+            "PUT", f"{RSP}/{n}", orjson.dumps(edited(seed, _set_priority_7)), accept="text/html"
+        ),
+        406,
+        "NotAcceptable",
+        seed="rsp",
+    ),
+    Case(
+        "merge-patch-accepting-only-html",
+        lambda n, _: Req(
+            "PATCH",
+            f"{RSP}/{n}",
+            b'{"spec":{"devices":{"priority":5}}}',
+            MERGE,
+            accept="text/html",
+        ),
+        406,
+        "NotAcceptable",
+        seed="rsp",
+    ),
     # -- routing -------------------------------------------------------------------
     Case(
         "unknown-subresource",
@@ -758,6 +876,73 @@ def test_unknown_field_by_default_warns(client: httpx.Client) -> None:
     assert "bogus" not in client.get(f"{RSP}/{name}").json()["spec"]["devices"]
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda o: o["metadata"].update(name="a" * MIB), id="name"),
+        pytest.param(lambda o: o["metadata"].update(labels={"a": "b" * MIB}), id="label-value"),
+        pytest.param(lambda o: o["metadata"].update(labels={"b" * MIB: "a"}), id="label-key"),
+        pytest.param(
+            lambda o: o["spec"]["devices"].update(
+                attributes={"gpu.example.com/s": {"string": "x" * MIB}}
+            ),
+            id="attribute-string",
+        ),
+        pytest.param(
+            lambda o: o["spec"]["devices"].update(
+                filter={"selectors": [{"cel": {"expression": "(" * (MIB // 2)}}]}
+            ),
+            id="cel-expression",
+        ),
+    ],
+)
+def test_error_does_not_echo_a_long_value(
+    client: httpx.Client, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """A 1 MiB bad value is shown shortened in the 422, not repeated in full."""
+    before = snapshot(client)
+    resp = post(RSP, edited(rsp(unique("long")), change)).send(client)
+
+    assert_status(resp, 422, "Invalid")
+    assert len(resp.content) < 64 * 1024, len(resp.content)
+    assert not re.search(r"(.)\1{1023}", resp.text), "a long run of the value was echoed"
+    assert snapshot(client) == before
+
+
+@pytest.mark.parametrize("validation", [None, "Warn"])
+@pytest.mark.parametrize("key", ["日", "a\x01b", 'quote"back\\slash', "é"])
+def test_unknown_field_with_any_name_is_a_warning_not_a_failure(
+    client: httpx.Client, validation: str | None, key: str
+) -> None:
+    """The object is stored and the answer says so (201), whatever the unknown field is
+    called: its name is escaped into the Warning header, which stays printable ASCII."""
+    name = unique("warn")
+    obj = rsp(name, priority=2)
+    obj["spec"]["devices"][key] = 1
+    params = {"fieldValidation": validation} if validation else {}
+    resp = client.post(
+        RSP, content=orjson.dumps(obj), headers={"Content-Type": JSON}, params=params
+    )
+
+    assert resp.status_code == 201, resp.text
+    warnings = [v for k, v in resp.headers.raw if k.lower() == b"warning"]
+    assert len(warnings) == 1, resp.headers
+    assert all(32 <= b < 127 for b in warnings[0]), warnings[0]
+    assert warnings[0].startswith(b'299 - "unknown field \\"spec.devices.')
+    assert client.get(f"{RSP}/{name}").json()["spec"]["devices"] == {"priority": 2}
+    again = client.post(RSP, content=orjson.dumps(obj), headers={"Content-Type": JSON})
+    assert again.status_code == 409  # it really was stored the first time
+
+
+def test_create_without_content_type_is_read_as_json(client: httpx.Client) -> None:
+    """No Content-Type means JSON, the first media type the server supports (as in Go)."""
+    name = unique("no-type")
+    resp = Req("POST", RSP, orjson.dumps(rsp(name, priority=4)), content_type=None).send(client)
+
+    assert resp.status_code == 201, resp.text
+    assert client.get(f"{RSP}/{name}").json()["spec"]["devices"]["priority"] == 4
+
+
 def test_unknown_field_with_ignore_is_dropped_silently(client: httpx.Client) -> None:
     """Ignore creates the object without the field and without any warning."""
     name = unique("ignore")
@@ -839,6 +1024,28 @@ async def test_server_keeps_answering_after_all_bad_input(own_server: ServerProc
         created = await aclient.post(RSP, json=rsp(name))
         assert created.status_code == 201, created.text
         assert (await aclient.get(f"{RSP}/{name}")).json() == created.json()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("OPTIONS", RSP, "DELETE, GET, POST"),
+        ("PUT", RSP, "DELETE, GET, POST"),
+        ("POST", f"{RSP}/x", "DELETE, GET, PATCH, PUT"),
+        ("OPTIONS", f"{RSP}/x", "DELETE, GET, PATCH, PUT"),
+        ("DELETE", f"{RPSR}/x/status", "GET, PATCH, PUT"),
+        ("POST", "/apis/resource.k8s.io/v1alpha3/devices", "GET"),
+        ("DELETE", "/apis", "GET, HEAD"),
+        ("POST", "/version", "GET, HEAD"),
+    ],
+)
+def test_method_not_allowed_says_what_is(
+    client: httpx.Client, method: str, path: str, allow: str
+) -> None:
+    """A 405 carries an Allow header with the methods the URL takes (RFC 9110)."""
+    resp = client.request(method, path)
+    assert_status(resp, 405, "MethodNotAllowed")
+    assert sorted(m.strip() for m in resp.headers["allow"].split(",")) == allow.split(", ")
 
 
 def test_status_bodies_are_not_framework_errors(client: httpx.Client) -> None:

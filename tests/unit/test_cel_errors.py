@@ -47,6 +47,56 @@ def test_result_type_is_checked_at_compile_time() -> None:
         cel.compile_selector('"x"')
 
 
+@pytest.mark.parametrize(
+    ("expression", "shown"),
+    [
+        ("device.driver", "string"),
+        ('device.capacity["gpu.example.com"].memory', "kubernetes.Quantity"),
+        ('device.capacity["gpu.example.com"]["memory"]', "kubernetes.Quantity"),
+        ('device.capacity["gpu.example.com"]', "map(string, kubernetes.Quantity)"),
+        ("device.capacity", "map(string, map(string, kubernetes.Quantity))"),
+        ("device.attributes", "map(string, map(string, dyn))"),
+        ('device.attributes["gpu.example.com"]', "map(string, dyn)"),
+        ('true ? device.driver : "x"', "string"),
+        ("[device.driver][0]", "string"),
+        ("(device.driver)", "string"),
+    ],
+)
+def test_device_fields_have_their_types_at_compile_time(expression: str, shown: str) -> None:
+    """Only attribute values are dynamic: a selector that is a driver name or a quantity is
+    refused when it is created, as upstream, not when a device is matched."""
+    with pytest.raises(cel.CompileError) as info:
+        cel.compile_selector(expression)
+    assert info.value.message == f"must evaluate to bool or the unknown type, not {shown}"
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "devices[0].driver",
+        'devices[0].capacity["gpu.example.com"].memory',
+    ],
+)
+def test_device_fields_in_constraints_have_their_types(expression: str) -> None:
+    with pytest.raises(cel.CompileError, match="must evaluate to bool"):
+        cel.compile_constraint(expression)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'device.attributes["gpu.example.com"].model',  # an attribute value: dynamic
+        'device.attributes["gpu.example.com"]["model"]',
+        "device.allowMultipleAllocations",
+        'has(device.attributes["gpu.example.com"].model)',
+        'device.capacity["gpu.example.com"].memory.isGreaterThan(quantity("1Gi"))',
+        'device.driver == "x" ? device.attributes["d"].b : false',
+    ],
+)
+def test_boolean_or_dynamic_results_still_compile(expression: str) -> None:
+    cel.compile_selector(expression)
+
+
 def test_dynamic_non_bool_result_is_an_evaluation_error() -> None:
     program = cel.compile_selector('device.attributes["gpu.example.com"].model')
     with pytest.raises(

@@ -30,8 +30,7 @@ from apiserver.machinery.errors import StatusError
         (b"a: 1\nb:\n  - x\n", "application/yaml", {"a": 1, "b": ["x"]}),
         (b"a: 1\n", "application/x-yaml", {"a": 1}),
         (b"a: 1\n", "text/yaml", {"a": 1}),
-        (b"a: 1\n", "application/apply-patch+yaml", {"a": 1}),
-        (b'{"a": 1}', "application/apply-patch+yaml", {"a": 1}),  # JSON is YAML
+        (b'{"a": 1}', "application/yaml", {"a": 1}),  # JSON is YAML (apply bodies are both)
         (
             # Timestamps and dates stay the strings that were sent, as in Kubernetes.
             b"t: 2024-01-02T03:04:05Z\nd: 2024-01-02\n",
@@ -43,6 +42,24 @@ from apiserver.machinery.errors import StatusError
 )
 def test_decode_body(body: bytes, content_type: str | None, expected: dict[str, Any]) -> None:
     assert decode_body(body, content_type) == expected
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/plain",
+        "application/xml",
+        "application/vnd.kubernetes.protobuf",
+        "application/x-www-form-urlencoded",
+        "application/apply-patch+yaml",  # a patch type, not an object's
+    ],
+)
+def test_decode_body_refuses_other_media_types(content_type: str) -> None:
+    with pytest.raises(StatusError) as caught:
+        decode_body(b'{"a": 1}', content_type)
+    assert caught.value.code == 415
+    assert caught.value.reason == "UnsupportedMediaType"
+    assert content_type in caught.value.message
 
 
 @pytest.mark.parametrize(

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
+import httpx
+import pytest
+
+from apiserver.server.app import APIServer, ServerSettings, build_app
+from apiserver.server.cluster import StandaloneCluster
 from apiserver.storage import EventType, StoredObject, WatchEvent
 from apiserver.storage.fanout import Fanout
+from apiserver.storage.sqlite import SQLiteStore
+from apiserver.storage.terminations import TERMINATED, resource_of
 from devtools.waiting import started
+
+GROUP = "resource.k8s.io"
 
 HANG = 30.0
 
@@ -96,3 +106,37 @@ async def test_close_all_ends_every_subscription() -> None:
     assert [await s.next() for s in subs] == [None, None, None]
     fanout.publish(event("/a/x", 2))
     assert all(s.empty() for s in subs)
+
+
+async def test_a_cut_off_watcher_is_logged_and_counted_by_resource(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    resource = "resourceslices.resource.k8s.io"
+    before = TERMINATED.counts().get(resource, 0)
+    fanout = Fanout(max_pending=2)
+    slow = fanout.subscribe("/resource.k8s.io/resourceslices/", "/resource.k8s.io/resourceslices0")
+    with caplog.at_level(logging.WARNING, logger="apiserver.watch"):
+        for revision in (1, 2, 3, 4):
+            fanout.publish(event(f"/resource.k8s.io/resourceslices/s{revision}", revision))
+    assert await asyncio.wait_for(slow.next(), HANG) is None  # cut off
+    assert TERMINATED.counts()[resource] == before + 1  # once, however far behind it fell
+    assert any(resource in r.getMessage() for r in caplog.records)
+
+
+async def test_terminated_watchers_are_on_metrics(store: SQLiteStore) -> None:
+    TERMINATED.record("/resource.k8s.io/deviceclasses/", 10_000)
+    served = StandaloneCluster(store, GROUP, authenticator=None, authorizer=None).served()
+    app = build_app(APIServer(store, served, ServerSettings()), None)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="https://test") as client:
+        text = (await client.get("/metrics")).text
+    count = TERMINATED.counts()["deviceclasses.resource.k8s.io"]
+    assert (
+        f'apiserver_terminated_watchers_total{{resource="deviceclasses.resource.k8s.io"}} {count}.0'
+        in text
+    )
+
+
+def test_resource_names_follow_kubernetes() -> None:
+    assert resource_of("/resource.k8s.io/resourceslices/") == "resourceslices.resource.k8s.io"
+    assert resource_of("/core/events/default/") == "events"

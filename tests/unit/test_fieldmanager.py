@@ -13,8 +13,10 @@ from apiserver.api.resource.resourcepoolstatusrequest import ResourcePoolStatusR
 from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
 from apiserver.machinery.fieldmanager import (
     ApplyConflictError,
+    Conflict,
     FieldManager,
     FieldPath,
+    conflict_message,
     decode_fields,
     encode_fields,
     field_set,
@@ -545,3 +547,40 @@ def test_dropped_list_item_keeps_its_key_and_fields_others_own(
     dropped = {**rsp({}), "status": {"conditions": []}}
     obj = apply(rsp_fields, edited, dropped, "alice", subresource="status")
     assert obj["status"]["conditions"] == [{"type": "A", "message": "seen"}]
+
+
+# -- conflict messages ---------------------------------------------------------------------
+
+
+def _conflict(manager: str, *path: str, operation: str = "Apply", time: str = "") -> Conflict:
+    return Conflict(
+        manager, "resource.k8s.io/v1alpha3", tuple(("f", p) for p in path), operation, "", time
+    )
+
+
+def test_one_conflict_is_one_line_as_in_kubernetes() -> None:
+    assert conflict_message([_conflict("alice", "spec", "x")]) == (
+        'Apply failed with 1 conflict: conflict with "alice" using resource.k8s.io/v1alpha3:'
+        " .spec.x"
+    )
+
+
+def test_several_conflicts_are_grouped_by_owner_as_in_kubernetes() -> None:
+    conflicts = [
+        _conflict("bob", "spec", "z", operation="Update", time="2026-01-02T03:04:05Z"),
+        _conflict("alice", "spec", "x"),
+        _conflict("alice", "spec", "y"),
+    ]
+    assert conflict_message(conflicts) == (
+        "Apply failed with 3 conflicts: "
+        'conflicts with "alice" using resource.k8s.io/v1alpha3:\n'
+        "- .spec.x\n"
+        "- .spec.y\n"
+        'conflicts with "bob" using resource.k8s.io/v1alpha3 at 2026-01-02T03:04:05Z:\n'
+        "- .spec.z"
+    )
+
+
+def test_a_subresource_owner_is_named_with_it() -> None:
+    owner = Conflict("ctl", "v1", (("f", "status"),), "Update", "status", "").owner()
+    assert owner == '"ctl" with subresource "status" using v1'

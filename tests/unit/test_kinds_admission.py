@@ -46,7 +46,10 @@ def test_a_user_gets_the_burst_then_the_rate() -> None:
     assert (err.code, err.reason) == (429, "TooManyRequests")
     assert err.headers == {"Retry-After": "2"}  # one token every 2 s
     assert err.details == {"retryAfterSeconds": 2}
-    assert "alice" in err.message
+    assert err.message == (
+        "too many requests created by alice: each user may create 0.5 per second, in"
+        " bursts of up to 2; retry after 2 seconds"
+    )
     clock.now += 1.0
     assert refused(limiter, "alice").headers == {"Retry-After": "1"}
     clock.now += 1.0
@@ -89,7 +92,12 @@ def request(name: str) -> dict[str, Any]:
 def limited_registry(store: SQLiteStore, rate: float, burst: int) -> Registry:
     """The registry of ResourcePoolStatusRequests with the rate limit in its admission chain."""
     strategy = ResourcePoolStatusRequestStrategy.for_group(GROUP)
-    limiter = UserRateLimiter(rate, burst, what=strategy.resource.plural)
+    limiter = UserRateLimiter(
+        rate,
+        burst,
+        what=strategy.resource.plural,
+        flags=("--pool-status-create-rate", "--pool-status-create-burst"),
+    )
     return Registry(strategy, store, AdmissionChain([CreateRateLimit(strategy.resource, limiter)]))
 
 
@@ -104,6 +112,10 @@ async def test_the_registry_refuses_a_create_past_the_limit_and_stores_nothing(
         await registry.create(None, request("a-3"), alice)
     assert raised.value.code == 429
     assert int(raised.value.headers["Retry-After"]) >= 1
+    message = raised.value.message
+    assert "--pool-status-create-rate" in message
+    assert "--pool-status-create-burst" in message
+    assert f"retry after {raised.value.headers['Retry-After']} seconds" in message
     await registry.create(None, request("b-1"), WriteOptions(user=UserInfo("bob")))
     names = [i.obj["metadata"]["name"] for i in (await registry.list(None, ListOptions())).items]
     assert sorted(names) == ["a-1", "a-2", "b-1"]

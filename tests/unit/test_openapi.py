@@ -20,7 +20,9 @@ from apiserver.machinery.patching import (
 )
 from apiserver.machinery.resource import ResourceType
 
-SERVED = [ServedKind(s.resource, s.model, s.has_status) for s in strategies()]
+SERVED = [
+    ServedKind(s.resource, s.model, s.has_status, s.create_rate_limited) for s in strategies()
+]
 WRITABLE = [k for k in SERVED if "create" in k.resource.verbs]
 V3 = v3_document(SERVED, "test")
 V2 = v2_document(SERVED, "test")
@@ -220,3 +222,33 @@ def test_encode_is_deterministic_with_its_hash() -> None:
     assert body == again
     assert digest == digest_again == hashlib.sha512(body).hexdigest().upper()
     assert orjson.loads(body) == V3
+
+
+EXPECTED_CODES = {
+    "get": {"200", "400", "401", "404", "406"},
+    "list": {"200", "400", "401", "404", "406", "410"},
+    "post": {"201", "400", "401", "406", "409", "413", "415", "422"},
+    "put": {"200", "400", "401", "404", "406", "409", "413", "415", "422"},
+    "patch": {"200", "201", "400", "401", "404", "406", "409", "413", "415", "422"},
+    "delete": {"200", "400", "401", "404", "406", "409", "413", "415", "422"},
+    "deletecollection": {"200", "400", "401", "404", "406", "410", "413", "415", "422"},
+}
+
+
+@pytest.mark.parametrize(("doc", "version"), [(V3, "v3"), (V2, "v2")])
+def test_every_operation_lists_the_errors_it_returns(doc: dict[str, Any], version: str) -> None:
+    for path, verb, op in operations(doc):
+        codes = set(op["responses"])
+        expected = set(EXPECTED_CODES[op["x-kubernetes-action"]])
+        if op["x-kubernetes-action"] == "post" and "resourcepoolstatusrequests" in path:
+            expected.add("429")  # the per-user creation limit
+        assert codes == expected, (version, path, verb)
+        for code in codes - {"200", "201"}:
+            response = op["responses"][code]
+            assert response["description"], (path, verb, code)
+            schema = (
+                response["schema"]
+                if version == "v2"
+                else (response["content"]["application/json"]["schema"])
+            )
+            assert schema["$ref"].endswith("io.k8s.apimachinery.pkg.apis.meta.v1.Status")

@@ -50,10 +50,16 @@ def test_other_kinds_are_unsupported_media() -> None:
     assert err.value.code == 415
 
 
+def test_a_body_without_the_protobuf_envelope_is_unsupported_media() -> None:
+    """JSON (or anything else) sent under the protobuf media type is not read as JSON."""
+    with pytest.raises(StatusError) as err:
+        decode_body(b"not protobuf", MEDIA_TYPE)
+    assert err.value.code == 415
+
+
 @pytest.mark.parametrize(
     "body",
     [
-        b"not protobuf",
         MAGIC + b"\x0a\x50",  # a length past the end
         MAGIC + b"\x0a",  # a truncated varint
         envelope("v1", "Namespace", field(1, field(1, b"\xff\xfe"))),  # a name that is not UTF-8

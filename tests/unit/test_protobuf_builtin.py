@@ -104,7 +104,6 @@ def test_kind_without_a_protobuf_shape_is_415() -> None:
 @pytest.mark.parametrize(
     "body",
     [
-        b"not protobuf",
         b"k8s\x00" + varint(1 << 3 | 2) + varint(50) + b"short",
         wrap("rbac.authorization.k8s.io/v1", "Role", string(1, b"\xff\xfe")),
     ],

@@ -6,6 +6,7 @@ import asyncio
 import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -24,7 +25,7 @@ from apiserver.machinery.registry import (
 )
 from apiserver.machinery.selectors import parse_field_selector, parse_label_selector
 from apiserver.machinery.status import StatusSubresource
-from apiserver.storage import EventType
+from apiserver.storage import EventType, StorageUnavailableError, StoredObject
 from apiserver.storage.sqlite import SQLiteStore
 
 GROUP = "resource.k8s.io"
@@ -393,6 +394,36 @@ async def test_finalizers_hold_deletion_until_the_last_is_removed(
         await watch.close()
 
 
+class _RemovalFails(SQLiteStore):
+    """A store whose deletes fail, as etcd's do when it is unreachable."""
+
+    async def delete(self, key: str, *, expected_revision: int | None) -> StoredObject:
+        raise StorageUnavailableError("etcd is unreachable")
+
+
+async def test_removing_the_last_finalizer_is_answered_even_if_the_removal_fails(
+    tmp_path: Path,
+) -> None:
+    """The update is stored, so it is answered (not a 503 whose retry would conflict);
+    the object, without finalizers, goes with the next write or delete."""
+    store = _RemovalFails(tmp_path / "store.db")
+    await store.start()
+    try:
+        reg = Registry(ResourceSlicePatchStrategy.for_group(GROUP), store)
+        await create(reg, "p", finalizers=["example.com/a"])
+        await reg.delete(None, "p", DeleteOptions())  # marks it: finalizers hold it
+        marked = await stored(reg, "p")
+        marked["metadata"]["finalizers"] = []
+        result = await reg.update(None, "p", marked, OPTS)
+        assert result.code == 200
+        kept = await stored(reg, "p")
+        assert kept["metadata"]["resourceVersion"] == str(result.obj.revision)
+        assert "finalizers" not in kept["metadata"] or not kept["metadata"]["finalizers"]
+        assert kept["metadata"]["deletionTimestamp"]
+    finally:
+        await store.close()
+
+
 async def test_delete_preconditions(rsp: Registry) -> None:
     obj = await create(rsp, "p")
     err = await status_error(rsp.delete(None, "p", DeleteOptions(precondition_uid="nope")))
@@ -467,6 +498,10 @@ async def test_apply_creates_then_conflicts_then_forces(rsp: Registry) -> None:
     other = patch_body("p", 2)
     err = await status_error(rsp.apply(None, "p", other, WriteOptions(field_manager="bob")))
     assert (err.code, err.reason) == (409, "Conflict")
+    assert err.message == (
+        f'Apply failed with 1 conflict: conflict with "alice" using {RSP_API}:'
+        " .spec.devices.priority"
+    )
     assert err.details is not None
     assert err.details["causes"] == [
         {
