@@ -13,23 +13,24 @@ from ..api.resource import DRA_GROUP
 from ..auth import (
     MASTERS,
     AllowAuthenticated,
-    AuthenticatorChain,
     TokenAuthenticator,
     admin_token,
     generate_token_file,
     read_token_file,
 )
+from ..auth.delegation import AuthOptions, auth_for_mode
 from ..kinds import strategies
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
 from ..storage.sqlite import SQLiteStore
-from .app import APIServer, ServerSettings, build_app
+from .app import APIServer, ServerSettings, Service, build_app
 from .certs import ensure_serving_certs
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .poolstatus import PoolStatusOptions, PoolStatusService
+from .tlspeer import PeerCertificateProtocol, ssl_context_factory
 
 log = logging.getLogger("apiserver")
 
@@ -63,6 +64,7 @@ class ServeOptions:
     log_level: str = "info"
     access_log: bool = False
     settings: ServerSettings = field(default_factory=ServerSettings)
+    auth: AuthOptions = field(default_factory=AuthOptions)
 
 
 def open_store(url: str, *, history: int, options: ServeOptions | None = None) -> Store:
@@ -100,18 +102,21 @@ def _server_url(bind_address: str, port: int) -> str:
 
 
 def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
-    if options.mode != "standalone":
-        raise ValueError(
-            f"--mode {options.mode} is not available yet: aggregated mode arrives with delegated"
-            " authentication; use --mode standalone"
-        )
+    if options.mode not in ("standalone", "aggregated"):
+        raise ValueError(f"--mode {options.mode}: expected standalone or aggregated")
     files = ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
+    # Aggregated mode checks bearer tokens with the kube-apiserver (TokenReview), not a file.
+    standalone = options.mode == "standalone"
     token_file = Path(options.token_auth_file or Path(options.cert_dir) / "tokens.csv")
-    if not token_file.exists():
+    if standalone and not token_file.exists():
         generate_token_file(token_file)
-    tokens = read_token_file(token_file)
-    authenticator = AuthenticatorChain([TokenAuthenticator(dict(tokens))])
-    if options.kubeconfig_out:
+    tokens = read_token_file(token_file) if standalone else []
+    auth = auth_for_mode(
+        options.mode, options.auth, TokenAuthenticator(dict(tokens)) if standalone else None
+    )
+    if options.kubeconfig_out and not standalone:
+        log.warning("--kubeconfig-out: not written in aggregated mode (no local admin token)")
+    elif options.kubeconfig_out:
         token = admin_token(tokens)
         if token is None:
             raise ValueError(f"{token_file} has no token of a user in {MASTERS} for the kubeconfig")
@@ -144,7 +149,9 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         ),
     )
     metrics = CollectorRegistry()
-    services: list[DeviceViewService | PoolStatusService] = [devices]
+    services: list[Service] = [devices]
+    if auth.service is not None:
+        services.append(auth.service)
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
@@ -158,7 +165,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         services=services,
         metrics=metrics,
     )
-    app = build_app(server, authenticator, AllowAuthenticated())
+    app = build_app(server, auth.authenticator, auth.authorizer or AllowAuthenticated())
     config = uvicorn.Config(
         app,
         host=options.bind_address,
@@ -168,7 +175,10 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         log_level=options.log_level,
         access_log=options.access_log,
         loop="uvloop",
-        http="httptools",
+        # uvicorn's httptools protocol, with the client certificate in the scope; asked for
+        # (not verified) in the handshake: each authenticator verifies it against its CA.
+        http=PeerCertificateProtocol,
+        ssl_context_factory=ssl_context_factory(options.auth.ca_files()),
         timeout_graceful_shutdown=5,
         lifespan="on",
     )

@@ -1,0 +1,204 @@
+"""Client certificates: verified against a CA bundle, and the user of ``--client-ca-file``.
+
+Verification follows Go's ``x509.Verify`` with ``ExtKeyUsage: ClientAuth`` as Kubernetes
+uses it, for the one certificate a Python 3.11 server receives (see server/tlspeer.py): it
+must be within its validity dates, signed by a certificate of the bundle (every certificate
+in the bundle is a trust anchor, as Go treats a CA file; a bundle certificate with basic
+constraints must be a CA, and must be within its dates), and neither it nor its issuer may
+carry an extended key usage that excludes client authentication. The verdict for a given
+certificate and bundle is cached for a minute (and never past the certificate's end), so
+requests on a kept-alive connection do not verify signatures again.
+
+``ClientCertAuthenticator``: a verified certificate's CN is the user name and its O values
+are the groups, as kube-apiserver's x509 authenticator says; no CN means no user.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from ..machinery.user import UserInfo
+from .cache import Clock, TTLCache
+from .credentials import Credentials
+
+log = logging.getLogger("apiserver")
+
+VERDICT_TTL = 60.0
+
+
+class CertificateError(Exception):
+    """Why a client certificate does not verify."""
+
+
+@dataclass(frozen=True)
+class CABundle:
+    """The trusted certificates of one CA file or ConfigMap key."""
+
+    certificates: tuple[x509.Certificate, ...]
+    fingerprint: bytes
+
+    @classmethod
+    def from_pem(cls, pem: bytes) -> CABundle:
+        """The bundle of a PEM file's certificates; ValueError when it holds none."""
+        certificates = tuple(x509.load_pem_x509_certificates(pem))
+        return cls(certificates, hashlib.sha256(pem).digest())
+
+
+CASource = Callable[[], CABundle | None]
+"""The bundle in force now (it may change, as a ConfigMap does), or None when unset."""
+
+
+def static_ca(bundle: CABundle) -> CASource:
+    return lambda: bundle
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+def _check_dates(cert: x509.Certificate, now: datetime.datetime, what: str) -> None:
+    if now < cert.not_valid_before_utc or now > cert.not_valid_after_utc:
+        raise CertificateError(
+            f"{what} has expired or is not yet valid: current time {now:%Y-%m-%dT%H:%M:%SZ}"
+            f" is outside {cert.not_valid_before_utc:%Y-%m-%dT%H:%M:%SZ}"
+            f"..{cert.not_valid_after_utc:%Y-%m-%dT%H:%M:%SZ}"
+        )
+
+
+def _check_client_usage(cert: x509.Certificate, what: str) -> None:
+    try:
+        usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except x509.ExtensionNotFound:
+        return
+    allowed = {ExtendedKeyUsageOID.CLIENT_AUTH, ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE}
+    if not allowed & set(usages):
+        raise CertificateError(
+            f"{what} is not valid for client authentication (extended key usage)"
+        )
+
+
+def _may_sign(ca: x509.Certificate) -> bool:
+    try:
+        constraints = ca.extensions.get_extension_for_class(x509.BasicConstraints).value
+    except x509.ExtensionNotFound:
+        return True  # a version 1 root, which Go trusts as well
+    return constraints.ca
+
+
+def verify_client_certificate(
+    cert: x509.Certificate, bundle: CABundle, now: datetime.datetime | None = None
+) -> x509.Certificate:
+    """The bundle certificate that vouches for ``cert``; CertificateError if none does."""
+    now = now or _now()
+    _check_dates(cert, now, "certificate")
+    _check_client_usage(cert, "certificate")
+    reasons: list[str] = []
+    for ca in bundle.certificates:
+        if ca == cert:
+            return ca  # the certificate itself is trusted
+        if ca.subject != cert.issuer:
+            continue
+        try:
+            cert.verify_directly_issued_by(ca)
+        except (ValueError, TypeError, InvalidSignature):
+            reasons.append("signature does not verify")
+            continue
+        if not _may_sign(ca):
+            reasons.append("issuer is not a CA")
+            continue
+        try:
+            _check_dates(ca, now, "issuer")
+            _check_client_usage(ca, "issuer")
+        except CertificateError as exc:
+            reasons.append(str(exc))
+            continue
+        return ca
+    detail = f" ({'; '.join(reasons)})" if reasons else ""
+    raise CertificateError(f"certificate signed by unknown authority{detail}")
+
+
+class CertificateVerifier:
+    """Verifies PEM client certificates against a bundle, remembering recent verdicts."""
+
+    def __init__(
+        self, clock: Clock = time.monotonic, wall_clock: Callable[[], datetime.datetime] = _now
+    ) -> None:
+        self._verdicts: TTLCache[tuple[bytes, str], x509.Certificate | CertificateError]
+        self._verdicts = TTLCache(clock=clock)
+        self.wall_clock = wall_clock
+
+    def verify(self, pem: str, bundle: CABundle) -> x509.Certificate:
+        """The parsed certificate once it verifies; CertificateError otherwise."""
+        key = (bundle.fingerprint, pem)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict, ttl = self._judge(pem, bundle)
+            self._verdicts.put(key, verdict, ttl)
+        if isinstance(verdict, CertificateError):
+            raise verdict
+        return verdict
+
+    def _judge(
+        self, pem: str, bundle: CABundle
+    ) -> tuple[x509.Certificate | CertificateError, float]:
+        try:
+            cert = x509.load_pem_x509_certificate(pem.encode("ascii"))
+        except ValueError:
+            return CertificateError("not a certificate"), VERDICT_TTL
+        now = self.wall_clock()
+        try:
+            verify_client_certificate(cert, bundle, now)
+        except CertificateError as exc:
+            return exc, VERDICT_TTL
+        remaining = (cert.not_valid_after_utc - now).total_seconds()
+        return cert, min(VERDICT_TTL, remaining)
+
+
+def _attributes(name: x509.Name, oid: x509.ObjectIdentifier) -> list[str]:
+    return [str(a.value) for a in name.get_attributes_for_oid(oid)]
+
+
+def common_name(cert: x509.Certificate) -> str:
+    names = _attributes(cert.subject, NameOID.COMMON_NAME)
+    return names[0] if names else ""
+
+
+def user_of_certificate(cert: x509.Certificate) -> UserInfo | None:
+    """CN as the user name, each O as a group; None without a CN."""
+    name = common_name(cert)
+    if not name:
+        return None
+    return UserInfo(name, groups=tuple(_attributes(cert.subject, NameOID.ORGANIZATION_NAME)))
+
+
+def first_certificate(chain: Sequence[str]) -> str | None:
+    return chain[0] if chain else None
+
+
+class ClientCertAuthenticator:
+    """The user named by a client certificate that the client CA signed."""
+
+    def __init__(self, ca: CASource, verifier: CertificateVerifier | None = None) -> None:
+        self.ca = ca
+        self.verifier = verifier or CertificateVerifier()
+
+    async def authenticate(self, credentials: Credentials) -> UserInfo | None:
+        pem = first_certificate(credentials.client_cert_chain)
+        bundle = self.ca()
+        if pem is None or bundle is None:
+            return None
+        try:
+            cert = self.verifier.verify(pem, bundle)
+        except CertificateError as exc:
+            log.debug("client certificate not accepted: %s", exc)
+            return None
+        return user_of_certificate(cert)
