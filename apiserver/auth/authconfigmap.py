@@ -47,20 +47,32 @@ def _string_list(data: dict[str, str], key: str, default: tuple[str, ...]) -> tu
     raw = data.get(key)
     if raw is None or raw == "":
         return default
-    values = json.loads(raw)
+    try:
+        values = json.loads(raw)
+    except ValueError:
+        values = None
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise ValueError(f"{key} is not a JSON list of strings")
+        raise ValueError(f"{key} is not a JSON list of strings: {raw[:100]!r}")
     return tuple(values)
+
+
+def _bundle(data: dict[str, str], key: str) -> CABundle | None:
+    pem = data.get(key)
+    if not pem:
+        return None
+    try:
+        return CABundle.from_pem(pem.encode())
+    except ValueError as exc:
+        raise ValueError(f"{key} holds no PEM certificates: {exc}") from exc
 
 
 def parse_configmap(data: dict[str, str]) -> ClusterAuthentication:
     """The settings of the ConfigMap's ``data``; ValueError when a key is malformed."""
-    client_ca = data.get("client-ca-file")
-    request_ca = data.get("requestheader-client-ca-file")
+    request_ca = _bundle(data, "requestheader-client-ca-file")
     request_header = None
-    if request_ca:
+    if request_ca is not None:
         request_header = RequestHeaderConfig(
-            ca=CABundle.from_pem(request_ca.encode()),
+            ca=request_ca,
             allowed_names=_string_list(data, "requestheader-allowed-names", ()),
             username_headers=_string_list(
                 data, "requestheader-username-headers", DEFAULT_USERNAME_HEADERS
@@ -72,7 +84,7 @@ def parse_configmap(data: dict[str, str]) -> ClusterAuthentication:
             ),
         )
     return ClusterAuthentication(
-        client_ca=CABundle.from_pem(client_ca.encode()) if client_ca else None,
+        client_ca=_bundle(data, "client-ca-file"),
         request_header=request_header,
     )
 
