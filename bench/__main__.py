@@ -17,6 +17,7 @@ from . import (
     poolstatus,
     report,
     suite,
+    tlspeer,
 )
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         etcdbench.SECTION,
         deviceview.SECTION,
         poolstatus.SECTION,
+        tlspeer.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -82,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     if poolstatus.SECTION in wanted:
         pool_outcome = poolstatus.run(log=lambda s: print(s, file=sys.stderr))
         results[poolstatus.SECTION] = poolstatus.render(pool_outcome, date)
+    if tlspeer.SECTION in wanted:
+        tls_outcome = tlspeer.run(generator, settings)
+        results[tlspeer.SECTION] = tlspeer.render(tls_outcome, generator.description, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0

@@ -1,0 +1,180 @@
+"""What handing the TLS client certificate to the app costs a GET (server/tlspeer.py).
+
+Two processes of this server, alike but for the TLS hook: *as shipped* (client certificates
+asked for in the handshake, the peer certificate put into every request's scope) and *stock*
+(``bench.stockserve``: uvicorn's own httptools protocol and TLS context, as before). Both
+answer the same GET with the admin token, over kept-alive connections (the load generator)
+and over a fresh TLS connection per request (a handshake each time, where the certificate
+request is paid), taken in turn within each round.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from . import report
+from .load import Generator
+from .objects import COLLECTION_PATH, object_path, patch
+from .stats import RoundResult, Series, percentile
+from .suite import Settings, _Runner
+from .targets import APIServerTarget
+
+SECTION = "tls-client-cert"
+FRESH_THREADS = 4
+
+
+@dataclass
+class StockTarget(APIServerTarget):
+    def command(self) -> list[str]:
+        command = super().command()
+        return [sys.executable, "-m", "bench.stockserve", *command[3:]]
+
+
+@dataclass
+class Outcome:
+    kept_alive: tuple[Series, Series]
+    fresh: tuple[Series, Series]
+    settings: Settings
+
+
+def _fresh_connections(target: APIServerTarget, path: str, seconds: float) -> RoundResult:
+    """GETs each on a new TLS connection, from a few threads, for ``seconds``."""
+    context = ssl.create_default_context(cafile=str(target.ca))
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {target.token}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
+    latencies: list[float] = []
+    errors = 0
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def worker() -> None:
+        nonlocal errors
+        while time.monotonic() < deadline:
+            began = time.perf_counter()
+            try:
+                with (
+                    socket.create_connection(("127.0.0.1", target.port)) as raw,
+                    context.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+                ):
+                    tls.sendall(request)
+                    answer = b""
+                    while chunk := tls.recv(65536):
+                        answer += chunk
+                ok = answer.startswith(b"HTTP/1.1 200")
+            except OSError:
+                ok = False
+            with lock:
+                if ok:
+                    latencies.append((time.perf_counter() - began) * 1e3)
+                else:
+                    errors += 1
+
+    began = time.monotonic()
+    threads = [threading.Thread(target=worker) for _ in range(FRESH_THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - began
+    latencies.sort()
+    return RoundResult(
+        len(latencies), elapsed, percentile(latencies, 50), percentile(latencies, 99), errors
+    )
+
+
+def run(generator: Generator, settings: Settings) -> Outcome:
+    with tempfile.TemporaryDirectory(prefix="bench-tls-") as tmp:
+        shipped = APIServerTarget("apiserver", Path(tmp) / "shipped")
+        stock = StockTarget("stock", Path(tmp) / "stock")
+        targets = (shipped, stock)
+        try:
+            for target in targets:
+                target.workdir.mkdir(parents=True)
+                target.start()
+                with target.client() as client:
+                    created = client.post(COLLECTION_PATH, content=orjson.dumps(patch("tls-0")))
+                    if created.status_code != 201:
+                        raise RuntimeError(f"seeding {target.name}: {created.text}")
+            path = object_path("tls-0")
+            runner = _Runner(generator, settings)
+            kept = (Series("this server"), Series("stock uvicorn TLS"))
+            runner.compare(
+                [
+                    (series, runner.spec(t, path, "get"))
+                    for series, t in zip(kept, targets, strict=True)
+                ]
+            )
+            fresh = (Series("this server"), Series("stock uvicorn TLS"))
+            for _ in range(settings.rounds):
+                for series, target in zip(fresh, targets, strict=True):
+                    result = _fresh_connections(target, path, settings.seconds)
+                    if result.errors:
+                        raise RuntimeError(f"{target.name}: {result.errors} failed requests")
+                    series.add(result)
+                    print(
+                        f"  {series.label} fresh-connection GET: {result.rate:,.0f}/s,"
+                        f" p50 {result.p50_ms:.2f} ms",
+                        file=sys.stderr,
+                    )
+            return Outcome(kept, fresh, settings)
+        finally:
+            for target in targets:
+                target.stop()
+
+
+def _verdict(mine: Series, stock: Series) -> str:
+    """Whether the throughput ratio stands out of the rounds' own spread."""
+    ratio = mine.rate.median / stock.rate.median if stock.rate.median else 0.0
+    noise = mine.rate.spread + stock.rate.spread
+    if abs(ratio - 1) <= noise:
+        return (
+            f"Throughput ratio {ratio:.2f}, within the rounds' spread (±{noise:.0%} together):"
+            " no difference this run can tell."
+        )
+    word = "faster" if ratio > 1 else "slower"
+    return f"Throughput ratio {ratio:.2f}: {word} beyond the rounds' spread (±{noise:.0%})."
+
+
+def render(outcome: Outcome, generator: str, date: str) -> str:
+    s = outcome.settings
+    lines = [
+        "## TLS client certificates: GET with the certificate handed to the app, against stock"
+        " uvicorn TLS",
+        "",
+        f"Run: {date}; {generator}; {s.rounds} rounds of {s.seconds} s per target, the targets"
+        " taken in turn within each round.",
+        "",
+        "- *this server*: `python -m apiserver serve` as shipped: the handshake asks for a client"
+        " certificate (and accepts any, for the authenticators to verify), and every request's"
+        " scope carries the peer certificate (server/tlspeer.py). The client here sends none"
+        " (admin bearer token), as most do.",
+        "- *stock uvicorn TLS*: the same server with uvicorn's own httptools protocol and TLS"
+        " context (`bench.stockserve`), as before this change.",
+        "- Ratio: this server ÷ baseline.",
+        "",
+        f"### GET one ResourceSlicePatch, kept-alive connections ({s.connections['get']})",
+        "",
+        report.table(outcome.kept_alive[0], [outcome.kept_alive[1]], "req/s", over_http=True),
+        "",
+        _verdict(*outcome.kept_alive),
+        "",
+        f"### GET one ResourceSlicePatch, a new TLS connection per request ({FRESH_THREADS}"
+        " client threads)",
+        "",
+        report.table(outcome.fresh[0], [outcome.fresh[1]], "req/s", over_http=True),
+        "",
+        _verdict(*outcome.fresh),
+        "",
+    ]
+    return "\n".join(lines)
