@@ -32,7 +32,7 @@ from .requestheader import (
 from .subjectaccessreview import SubjectAccessReviewAuthorizer
 from .tokenreview import TokenReviewAuthenticator
 from .union import AlwaysAllowGroups, AlwaysAllowPaths, AuthorizerChain
-from .x509 import CABundle, CASource, CertificateVerifier, ClientCertAuthenticator, static_ca
+from .x509 import CABundle, CASource, CertificateVerifier, ClientCertAuthenticator, FileCA
 
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
 
@@ -75,6 +75,13 @@ def _bundle_of_file(path: str, flag: str) -> CABundle:
         raise ValueError(f"{flag} {path}: {exc}") from exc
 
 
+def _ca_file(path: str, flag: str) -> FileCA:
+    try:
+        return FileCA(path)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{flag} {path}: {exc}") from exc
+
+
 def _request_header_of_flags(options: AuthOptions) -> RequestHeaderConfig | None:
     if not options.requestheader_client_ca_file:
         return None
@@ -105,9 +112,7 @@ def standalone_certificate_authenticators(options: AuthOptions) -> list[Authenti
     """The certificate methods the flags configure, for standalone mode (no ConfigMap)."""
     request_header = _request_header_of_flags(options)
     client_ca = (
-        static_ca(_bundle_of_file(options.client_ca_file, "--client-ca-file"))
-        if options.client_ca_file
-        else None
+        _ca_file(options.client_ca_file, "--client-ca-file") if options.client_ca_file else None
     )
     return certificate_authenticators(
         client_ca, (lambda: request_header) if request_header is not None else None
@@ -134,9 +139,7 @@ class DelegatedAuth:
         request_header_source: RequestHeaderSource = lambda: request_header  # noqa: E731
         client_ca_source: CASource | None = None
         if options.client_ca_file:
-            client_ca_source = static_ca(
-                _bundle_of_file(options.client_ca_file, "--client-ca-file")
-            )
+            client_ca_source = _ca_file(options.client_ca_file, "--client-ca-file")
         if not options.authentication_skip_lookup and (
             request_header is None or client_ca_source is None
         ):

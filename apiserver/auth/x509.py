@@ -10,7 +10,8 @@ certificate and bundle is cached for a minute (and never past the certificate's 
 requests on a kept-alive connection do not verify signatures again.
 
 ``ClientCertAuthenticator``: a verified certificate's CN is the user name and its O values
-are the groups, as kube-apiserver's x509 authenticator says; no CN means no user.
+are the groups, as kube-apiserver's x509 authenticator says; no CN means no user. Its CA
+comes from a source that may change: a ``FileCA`` re-reads a changed file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -59,6 +61,41 @@ CASource = Callable[[], CABundle | None]
 
 def static_ca(bundle: CABundle) -> CASource:
     return lambda: bundle
+
+
+class FileCA:
+    """A CA file's bundle, re-read when the file changes (checked at most every ``interval``
+    seconds), as Kubernetes reloads ``--client-ca-file``; a changed file that does not parse
+    leaves the last good bundle in force."""
+
+    def __init__(self, path: str | Path, interval: float = 10.0, clock: Clock = time.monotonic):
+        self.path = Path(path)
+        self.interval = interval
+        self.clock = clock
+        self._stamp = self._stat()
+        self.bundle = CABundle.from_pem(self.path.read_bytes())
+        self._checked = clock()
+
+    def _stat(self) -> tuple[int, int]:
+        stat = self.path.stat()
+        return stat.st_mtime_ns, stat.st_size
+
+    def __call__(self) -> CABundle | None:
+        now = self.clock()
+        if now - self._checked >= self.interval:
+            self._checked = now
+            self._reload()
+        return self.bundle
+
+    def _reload(self) -> None:
+        try:
+            stamp = self._stat()
+            if stamp == self._stamp:
+                return
+            self._stamp = stamp
+            self.bundle = CABundle.from_pem(self.path.read_bytes())
+        except (OSError, ValueError) as exc:
+            log.warning("CA file %s not reloaded, the last good one stays: %s", self.path, exc)
 
 
 def _now() -> datetime.datetime:

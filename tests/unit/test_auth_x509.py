@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 
 import pytest
 from cryptography import x509
@@ -17,6 +18,7 @@ from apiserver.auth.x509 import (
     CertificateError,
     CertificateVerifier,
     ClientCertAuthenticator,
+    FileCA,
     static_ca,
     verify_client_certificate,
 )
@@ -167,3 +169,23 @@ async def test_authenticator_knows_nobody_without_a_good_certificate() -> None:
     assert await authenticator.authenticate(_credentials(stranger)) is None
     unset = ClientCertAuthenticator(lambda: None)
     assert await unset.authenticate(_credentials(issue_client_cert(*CA, "alice")[0])) is None
+
+
+def test_file_ca_follows_the_file(tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "ca.crt"
+    path.write_bytes(cert_pem(CA[0]))
+    source = FileCA(path, interval=10, clock=clock)
+    first = source()
+    assert first is not None
+    assert first.certificates == (CA[0],)
+    path.write_bytes(cert_pem(OTHER_CA[0]) + b"\n")
+    clock.now += 9.9
+    assert source() is first  # not checked again yet
+    clock.now += 0.1
+    rotated = source()
+    assert rotated is not None
+    assert rotated.certificates == (OTHER_CA[0],)
+    path.write_bytes(b"garbage, longer than before to change the size")
+    clock.now += 10
+    assert source() is rotated  # a broken file leaves the last good bundle
