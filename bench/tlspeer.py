@@ -21,10 +21,19 @@ from pathlib import Path
 
 import orjson
 
+from apiserver.server.certs import (
+    cert_pem,
+    ensure_serving_certs,
+    issue_client_cert,
+    key_pem,
+    make_ca,
+)
+from apiserver.server.tlspeer import peer_certificate_pem, request_client_certificates
+
 from . import report
 from .load import Generator
 from .objects import COLLECTION_PATH, object_path, patch
-from .stats import RoundResult, Series, percentile
+from .stats import Figure, RoundResult, Series, percentile
 from .suite import Settings, _Runner
 from .targets import APIServerTarget
 
@@ -39,11 +48,78 @@ class StockTarget(APIServerTarget):
         return [sys.executable, "-m", "bench.stockserve", *command[3:]]
 
 
+HANDSHAKES_PER_ROUND = 200
+
+
 @dataclass
 class Outcome:
     kept_alive: tuple[Series, Series]
     fresh: tuple[Series, Series]
+    handshakes: dict[str, Figure]
+    """µs per handshake (both sides in one process) by case."""
     settings: Settings
+
+
+def _handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> str | None:
+    """One TLS handshake over memory BIOs; the certificate the server hands to the app."""
+    to_server, from_server, to_client, from_client = (ssl.MemoryBIO() for _ in range(4))
+    s = server.wrap_bio(to_server, from_server, server_side=True)
+    c = client.wrap_bio(to_client, from_client, server_hostname="localhost")
+    client_done = server_done = False
+    while not (client_done and server_done):
+        if not client_done:
+            try:
+                c.do_handshake()
+                client_done = True
+            except ssl.SSLWantReadError:
+                pass
+        to_server.write(from_client.read())
+        if not server_done:
+            try:
+                s.do_handshake()
+                server_done = True
+            except ssl.SSLWantReadError:
+                pass
+        to_client.write(from_server.read())
+    return peer_certificate_pem(s)
+
+
+def _handshakes(workdir: Path, rounds: int) -> dict[str, Figure]:
+    """CPU cost of a handshake: stock context, shipped without and with a client certificate."""
+    files = ensure_serving_certs(workdir / "handshake-certs")
+    cert, key = issue_client_cert(*make_ca("bench-client-ca"), "bench-user")
+    (workdir / "client.crt").write_bytes(cert_pem(cert))
+    (workdir / "client.key").write_bytes(key_pem(key))
+
+    def server(shipped: bool) -> ssl.SSLContext:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(files.cert), str(files.key))
+        if shipped:
+            request_client_certificates(context)
+        return context
+
+    def client(with_cert: bool) -> ssl.SSLContext:
+        context = ssl.create_default_context(cafile=str(files.ca_cert))
+        if with_cert:
+            context.load_cert_chain(str(workdir / "client.crt"), str(workdir / "client.key"))
+        return context
+
+    cases = {
+        "stock uvicorn TLS, no client certificate": (server(False), client(False), False),
+        "this server, no client certificate": (server(True), client(False), False),
+        "this server, client certificate handed to the app": (server(True), client(True), True),
+    }
+    timings: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, (server_context, client_context, expect_cert) in cases.items():
+            began = time.perf_counter()
+            for _ in range(HANDSHAKES_PER_ROUND):
+                pem = _handshake(server_context, client_context)
+            elapsed = time.perf_counter() - began
+            if (pem is not None) != expect_cert:
+                raise RuntimeError(f"{name}: the server saw the wrong certificate")
+            timings[name].append(elapsed / HANDSHAKES_PER_ROUND * 1e6)
+    return {name: Figure(values) for name, values in timings.items()}
 
 
 def _fresh_connections(target: APIServerTarget, path: str, seconds: float) -> RoundResult:
@@ -127,7 +203,7 @@ def run(generator: Generator, settings: Settings) -> Outcome:
                         f" p50 {result.p50_ms:.2f} ms",
                         file=sys.stderr,
                     )
-            return Outcome(kept, fresh, settings)
+            return Outcome(kept, fresh, _handshakes(Path(tmp), settings.rounds), settings)
         finally:
             for target in targets:
                 target.stop()
@@ -175,6 +251,24 @@ def render(outcome: Outcome, generator: str, date: str) -> str:
         report.table(outcome.fresh[0], [outcome.fresh[1]], "req/s", over_http=True),
         "",
         _verdict(*outcome.fresh),
+        "",
+        f"### One TLS handshake, client and server in one process over memory BIOs"
+        f" ({HANDSHAKES_PER_ROUND} per round)",
+        "",
+        "| case | µs per handshake (both sides) | ratio to stock |",
+        "|---|---|---|",
+    ]
+    stock = next(iter(outcome.handshakes.values())).median
+    for name, figure in outcome.handshakes.items():
+        lines.append(
+            f"| {name} | {report.with_spread(figure)} | {report.ratio(figure.median, stock)} |"
+        )
+    lines += [
+        "",
+        "Asking for a certificate adds a CertificateRequest to every handshake; a client that"
+        " sends one also pays for signing it and the server for checking that signature,"
+        " reading it out and encoding it as PEM, once per connection. Per request on a kept"
+        " connection, the scope gets one more key.",
         "",
     ]
     return "\n".join(lines)

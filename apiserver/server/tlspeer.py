@@ -10,7 +10,9 @@ stand in the way in Python 3.11 with uvicorn:
   does not verify against the context's CAs. ``request_client_certificates`` therefore sets
   ``CERT_OPTIONAL`` and installs, through ``ctypes``, an OpenSSL verify callback on the
   context's ``SSL_CTX`` that accepts whatever the client sent (OpenSSL's own documented way
-  to continue a handshake after a failed verification). It checks first that it found the
+  to continue a handshake after a failed verification; the handshake still proves that the
+  client holds the certificate's private key, only the trust in its issuer is left to the
+  application). It checks first that it found the
   right ``SSL_CTX`` (its verify mode must be the one Python just set); where it cannot (a
   Python without a shared libssl, another layout), it falls back to ``CERT_OPTIONAL`` with
   the union of the client CAs known at start and says so in the log: then an untrusted
