@@ -12,14 +12,16 @@ and stop with the server).
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import httpx
 
 from .authconfigmap import AuthenticationConfigMap
 from .authenticator import Authenticator, AuthenticatorChain
 from .authorizer import Authorizer
+from .cache import Clock
 from .kubeconfig import Target, in_cluster_target, load_kubeconfig
 from .requestheader import (
     DEFAULT_EXTRA_PREFIXES,
@@ -32,7 +34,7 @@ from .requestheader import (
 from .subjectaccessreview import SubjectAccessReviewAuthorizer
 from .tokenreview import TokenReviewAuthenticator
 from .union import AlwaysAllowGroups, AlwaysAllowPaths, AuthorizerChain
-from .x509 import CABundle, CASource, CertificateVerifier, ClientCertAuthenticator, FileCA
+from .x509 import CASource, CertificateVerifier, ClientCertAuthenticator, FileCA
 
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
 
@@ -68,31 +70,37 @@ class AuthOptions:
         return [f for f in (self.client_ca_file, self.requestheader_client_ca_file) if f]
 
 
-def _bundle_of_file(path: str, flag: str) -> CABundle:
+def _ca_file(path: str, flag: str, clock: Clock = time.monotonic) -> FileCA:
     try:
-        return CABundle.from_pem(Path(path).read_bytes())
+        return FileCA(path, clock=clock)
     except (OSError, ValueError) as exc:
         raise ValueError(f"{flag} {path}: {exc}") from exc
 
 
-def _ca_file(path: str, flag: str) -> FileCA:
-    try:
-        return FileCA(path)
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{flag} {path}: {exc}") from exc
-
-
-def _request_header_of_flags(options: AuthOptions) -> RequestHeaderConfig | None:
+def request_header_of_flags(
+    options: AuthOptions, clock: Clock = time.monotonic
+) -> RequestHeaderSource | None:
+    """The front-proxy settings of the flags, their CA file re-read when it changes."""
     if not options.requestheader_client_ca_file:
         return None
-    return RequestHeaderConfig(
-        ca=_bundle_of_file(options.requestheader_client_ca_file, "--requestheader-client-ca-file"),
+    ca = _ca_file(options.requestheader_client_ca_file, "--requestheader-client-ca-file", clock)
+    config = RequestHeaderConfig(
+        ca=ca.bundle,
         allowed_names=tuple(options.requestheader_allowed_names),
         username_headers=tuple(options.requestheader_username_headers),
         uid_headers=tuple(options.requestheader_uid_headers),
         group_headers=tuple(options.requestheader_group_headers),
         extra_prefixes=tuple(options.requestheader_extra_headers_prefix),
     )
+
+    def current() -> RequestHeaderConfig:
+        nonlocal config
+        bundle = ca()
+        if bundle is not None and bundle is not config.ca:
+            config = dataclasses.replace(config, ca=bundle)
+        return config
+
+    return current
 
 
 def certificate_authenticators(
@@ -110,13 +118,10 @@ def certificate_authenticators(
 
 def standalone_certificate_authenticators(options: AuthOptions) -> list[Authenticator]:
     """The certificate methods the flags configure, for standalone mode (no ConfigMap)."""
-    request_header = _request_header_of_flags(options)
     client_ca = (
         _ca_file(options.client_ca_file, "--client-ca-file") if options.client_ca_file else None
     )
-    return certificate_authenticators(
-        client_ca, (lambda: request_header) if request_header is not None else None
-    )
+    return certificate_authenticators(client_ca, request_header_of_flags(options))
 
 
 class DelegatedAuth:
@@ -135,18 +140,17 @@ class DelegatedAuth:
         )
         self.configmap: AuthenticationConfigMap | None = None
 
-        request_header = _request_header_of_flags(options)
-        request_header_source: RequestHeaderSource = lambda: request_header  # noqa: E731
+        request_header_source = request_header_of_flags(options)
         client_ca_source: CASource | None = None
         if options.client_ca_file:
             client_ca_source = _ca_file(options.client_ca_file, "--client-ca-file")
         if not options.authentication_skip_lookup and (
-            request_header is None or client_ca_source is None
+            request_header_source is None or client_ca_source is None
         ):
             self.configmap = AuthenticationConfigMap(
                 self.authn_client, options.authentication_config_resync
             )
-            if request_header is None:
+            if request_header_source is None:
                 request_header_source = self.configmap.request_header
             if client_ca_source is None:
                 client_ca_source = self.configmap.client_ca

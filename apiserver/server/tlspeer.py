@@ -12,11 +12,11 @@ stand in the way in Python 3.11 with uvicorn:
   context's ``SSL_CTX`` that accepts whatever the client sent (OpenSSL's own documented way
   to continue a handshake after a failed verification; the handshake still proves that the
   client holds the certificate's private key, only the trust in its issuer is left to the
-  application). It checks first that it found the
-  right ``SSL_CTX`` (its verify mode must be the one Python just set); where it cannot (a
-  Python without a shared libssl, another layout), it falls back to ``CERT_OPTIONAL`` with
-  the union of the client CAs known at start and says so in the log: then an untrusted
-  certificate fails the handshake, and CAs that change later are not asked for.
+  application). It checks first that it found the right ``SSL_CTX`` (its verify mode must
+  follow what Python sets); where it cannot (a Python without a shared libssl, another
+  layout), it falls back to ``CERT_OPTIONAL`` with the union of the client CAs known at
+  start and says so in the log: then an untrusted certificate fails the handshake, and CAs
+  that change later are not trusted by it.
 - uvicorn does not put the peer certificate into the scope. ``PeerCertificateMixin`` reads
   it once per connection (``SSLObject.getpeercert(binary_form=True)``, which returns the
   certificate also when it did not verify) and puts it under the ASGI TLS extension,

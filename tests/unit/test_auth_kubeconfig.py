@@ -13,8 +13,9 @@ import httpx
 import pytest
 import yaml
 
-from apiserver.auth.delegation import AuthOptions
+from apiserver.auth.delegation import AuthOptions, request_header_of_flags
 from apiserver.auth.kubeconfig import KubeconfigError, load_kubeconfig
+from apiserver.server import tlspeer
 from apiserver.server.certs import (
     cert_pem,
     ensure_serving_certs,
@@ -114,3 +115,39 @@ def test_aggregated_mode_outside_a_cluster_needs_kubeconfigs(tmp_path: Path) -> 
     )
     with pytest.raises(ValueError, match="not running in a cluster"):
         prepare(options)
+
+
+def test_without_the_hook_only_known_cas_get_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Where the verify callback cannot be installed, CERT_OPTIONAL with the CA files."""
+    monkeypatch.setattr(tlspeer, "_libssl", lambda: None)
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(cert_pem(make_ca("fallback-ca")[0]))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    assert not request_client_certificates(context, [ca])
+    assert context.verify_mode == ssl.CERT_OPTIONAL
+    [trusted] = context.get_ca_certs()
+    assert trusted["subject"] == ((("commonName", "fallback-ca"),),)
+    assert "fails the TLS handshake instead of a 401" in caplog.text
+
+
+def test_front_proxy_ca_file_is_reloaded(tmp_path: Path) -> None:
+    first, second = make_ca("proxy-ca-1"), make_ca("proxy-ca-2")
+    ca_file = tmp_path / "proxy-ca.crt"
+    ca_file.write_bytes(cert_pem(first[0]))
+    now = [0.0]
+    options = AuthOptions(
+        requestheader_client_ca_file=str(ca_file), requestheader_allowed_names=["proxy"]
+    )
+    source = request_header_of_flags(options, clock=lambda: now[0])
+    assert source is not None
+    before = source()
+    assert before is not None
+    assert before.ca.certificates == (first[0],)
+    ca_file.write_bytes(cert_pem(second[0]) + b"\n")
+    now[0] += 10  # the file is looked at every 10 s
+    after = source()
+    assert after is not None
+    assert after.ca.certificates == (second[0],)
+    assert after.allowed_names == ("proxy",)
