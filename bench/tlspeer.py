@@ -28,7 +28,7 @@ from apiserver.server.certs import (
     key_pem,
     make_ca,
 )
-from apiserver.server.tlspeer import peer_certificate_pem, request_client_certificates
+from apiserver.server.tlspeer import peer_certificate_chain, request_client_certificates
 
 from . import report
 from .load import Generator
@@ -60,7 +60,7 @@ class Outcome:
     settings: Settings
 
 
-def _handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> str | None:
+def _handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> list[str]:
     """One TLS handshake over memory BIOs; the certificate the server hands to the app."""
     to_server, from_server, to_client, from_client = (ssl.MemoryBIO() for _ in range(4))
     s = server.wrap_bio(to_server, from_server, server_side=True)
@@ -81,7 +81,7 @@ def _handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> str | None:
             except ssl.SSLWantReadError:
                 pass
         to_client.write(from_server.read())
-    return peer_certificate_pem(s)
+    return peer_certificate_chain(s)
 
 
 def _handshakes(workdir: Path, rounds: int) -> dict[str, Figure]:
@@ -116,7 +116,7 @@ def _handshakes(workdir: Path, rounds: int) -> dict[str, Figure]:
             for _ in range(HANDSHAKES_PER_ROUND):
                 pem = _handshake(server_context, client_context)
             elapsed = time.perf_counter() - began
-            if (pem is not None) != expect_cert:
+            if bool(pem) != expect_cert:
                 raise RuntimeError(f"{name}: the server saw the wrong certificate")
             timings[name].append(elapsed / HANDSHAKES_PER_ROUND * 1e6)
     return {name: Figure(values) for name, values in timings.items()}

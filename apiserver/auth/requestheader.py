@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 from ..machinery.user import UserInfo
 from .credentials import Credentials
-from .x509 import CABundle, CertificateError, CertificateVerifier, common_name, first_certificate
+from .x509 import CABundle, CertificateError, CertificateVerifier, common_name
 
 log = logging.getLogger("apiserver")
 
@@ -104,12 +104,12 @@ class RequestHeaderAuthenticator:
         self.verifier = verifier or CertificateVerifier()
 
     async def authenticate(self, credentials: Credentials) -> UserInfo | None:
-        pem = first_certificate(credentials.client_cert_chain)
+        chain = credentials.client_cert_chain
         config = self.config()
-        if pem is None or config is None:
+        if not chain or config is None:
             return None
         try:
-            cert = self.verifier.verify(pem, config.ca)
+            cert = self.verifier.verify(chain, config.ca)
         except CertificateError as exc:
             log.debug("front-proxy certificate not accepted: %s", exc)
             return None

@@ -1,11 +1,12 @@
 """Client certificates: verified against a CA bundle, and the user of ``--client-ca-file``.
 
 Verification follows Go's ``x509.Verify`` with ``ExtKeyUsage: ClientAuth`` as Kubernetes
-uses it, for the one certificate a Python 3.11 server receives (see server/tlspeer.py): it
-must be within its validity dates, signed by a certificate of the bundle (every certificate
-in the bundle is a trust anchor, as Go treats a CA file; a bundle certificate with basic
-constraints must be a CA, and must be within its dates), and neither it nor its issuer may
-carry an extended key usage that excludes client authentication. The verdict for a given
+uses it: the client's certificate must be within its validity dates and signed by a
+certificate of the bundle, directly or through intermediates the client sent (every
+certificate in the bundle is a trust anchor, as Go treats a CA file; a bundle certificate
+with basic constraints must be a CA, an intermediate must be one; each must be within its
+dates), and none of them may carry an extended key usage that excludes client
+authentication. The verdict for a given
 certificate and bundle is cached for a minute (and never past the certificate's end), so
 requests on a kept-alive connection do not verify signatures again.
 
@@ -123,44 +124,85 @@ def _check_client_usage(cert: x509.Certificate, what: str) -> None:
         )
 
 
-def _may_sign(ca: x509.Certificate) -> bool:
+def _may_sign(ca: x509.Certificate, below: int, *, anchor: bool) -> bool:
+    """Whether ``ca`` may sign with ``below`` intermediates under it (its path length)."""
     try:
         constraints = ca.extensions.get_extension_for_class(x509.BasicConstraints).value
     except x509.ExtensionNotFound:
-        return True  # a version 1 root, which Go trusts as well
-    return constraints.ca
+        return anchor  # a version 1 root, which Go trusts as well; never an intermediate
+    return constraints.ca and (constraints.path_length is None or below <= constraints.path_length)
+
+
+MAX_INTERMEDIATES = 4
+
+
+def _issued_by(
+    cert: x509.Certificate,
+    issuer: x509.Certificate,
+    below: int,
+    now: datetime.datetime,
+    reasons: list[str],
+    *,
+    anchor: bool,
+) -> bool:
+    if issuer.subject != cert.issuer:
+        return False
+    what = "issuer" if anchor else "intermediate"
+    try:
+        cert.verify_directly_issued_by(issuer)
+    except (ValueError, TypeError, InvalidSignature):
+        reasons.append(f"{what} signature does not verify")
+        return False
+    if not _may_sign(issuer, below, anchor=anchor):
+        reasons.append(f"{what} is not a CA (or its path length is exceeded)")
+        return False
+    try:
+        _check_dates(issuer, now, what)
+        _check_client_usage(issuer, what)
+    except CertificateError as exc:
+        reasons.append(str(exc))
+        return False
+    return True
+
+
+def _anchor_of(
+    cert: x509.Certificate,
+    bundle: CABundle,
+    intermediates: Sequence[x509.Certificate],
+    below: int,
+    now: datetime.datetime,
+    reasons: list[str],
+) -> x509.Certificate | None:
+    """The anchor above ``cert``, which has ``below`` intermediates under it."""
+    for ca in bundle.certificates:
+        if ca == cert or _issued_by(cert, ca, below, now, reasons, anchor=True):
+            return ca
+    for index, intermediate in enumerate(intermediates):
+        if _issued_by(cert, intermediate, below, now, reasons, anchor=False):
+            rest = [*intermediates[:index], *intermediates[index + 1 :]]
+            found = _anchor_of(intermediate, bundle, rest, below + 1, now, reasons)
+            if found is not None:
+                return found
+    return None
 
 
 def verify_client_certificate(
-    cert: x509.Certificate, bundle: CABundle, now: datetime.datetime | None = None
+    cert: x509.Certificate,
+    bundle: CABundle,
+    now: datetime.datetime | None = None,
+    intermediates: Sequence[x509.Certificate] = (),
 ) -> x509.Certificate:
-    """The bundle certificate that vouches for ``cert``; CertificateError if none does."""
+    """The bundle certificate that vouches for ``cert``, directly or through
+    ``intermediates`` (those the client sent); CertificateError if none does."""
     now = now or _now()
     _check_dates(cert, now, "certificate")
     _check_client_usage(cert, "certificate")
     reasons: list[str] = []
-    for ca in bundle.certificates:
-        if ca == cert:
-            return ca  # the certificate itself is trusted
-        if ca.subject != cert.issuer:
-            continue
-        try:
-            cert.verify_directly_issued_by(ca)
-        except (ValueError, TypeError, InvalidSignature):
-            reasons.append("signature does not verify")
-            continue
-        if not _may_sign(ca):
-            reasons.append("issuer is not a CA")
-            continue
-        try:
-            _check_dates(ca, now, "issuer")
-            _check_client_usage(ca, "issuer")
-        except CertificateError as exc:
-            reasons.append(str(exc))
-            continue
-        return ca
-    detail = f" ({'; '.join(reasons)})" if reasons else ""
-    raise CertificateError(f"certificate signed by unknown authority{detail}")
+    found = _anchor_of(cert, bundle, list(intermediates[:MAX_INTERMEDIATES]), 0, now, reasons)
+    if found is None:
+        detail = f" ({'; '.join(dict.fromkeys(reasons))})" if reasons else ""
+        raise CertificateError(f"certificate signed by unknown authority{detail}")
+    return found
 
 
 class CertificateVerifier:
@@ -169,35 +211,36 @@ class CertificateVerifier:
     def __init__(
         self, clock: Clock = time.monotonic, wall_clock: Callable[[], datetime.datetime] = _now
     ) -> None:
-        self._verdicts: TTLCache[tuple[bytes, str], x509.Certificate | CertificateError]
+        self._verdicts: TTLCache[tuple[bytes, tuple[str, ...]], x509.Certificate | CertificateError]
         self._verdicts = TTLCache(clock=clock)
         self.wall_clock = wall_clock
 
-    def verify(self, pem: str, bundle: CABundle) -> x509.Certificate:
-        """The parsed certificate once it verifies; CertificateError otherwise."""
-        key = (bundle.fingerprint, pem)
+    def verify(self, chain: Sequence[str], bundle: CABundle) -> x509.Certificate:
+        """The client's certificate (``chain[0]``, intermediates after it, PEM) once it
+        verifies; CertificateError otherwise."""
+        key = (bundle.fingerprint, tuple(chain))
         verdict = self._verdicts.get(key)
         if verdict is None:
-            verdict, ttl = self._judge(pem, bundle)
+            verdict, ttl = self._judge(chain, bundle)
             self._verdicts.put(key, verdict, ttl)
         if isinstance(verdict, CertificateError):
             raise verdict
         return verdict
 
     def _judge(
-        self, pem: str, bundle: CABundle
+        self, chain: Sequence[str], bundle: CABundle
     ) -> tuple[x509.Certificate | CertificateError, float]:
         try:
-            cert = x509.load_pem_x509_certificate(pem.encode("ascii"))
+            cert, *intermediates = [x509.load_pem_x509_certificate(p.encode()) for p in chain]
         except ValueError:
             return CertificateError("not a certificate"), VERDICT_TTL
         now = self.wall_clock()
         try:
-            verify_client_certificate(cert, bundle, now)
+            verify_client_certificate(cert, bundle, now, intermediates)
         except CertificateError as exc:
             return exc, VERDICT_TTL
-        remaining = (cert.not_valid_after_utc - now).total_seconds()
-        return cert, min(VERDICT_TTL, remaining)
+        ends = [c.not_valid_after_utc for c in (cert, *intermediates)]
+        return cert, min(VERDICT_TTL, (min(ends) - now).total_seconds())
 
 
 def _attributes(name: x509.Name, oid: x509.ObjectIdentifier) -> list[str]:
@@ -217,10 +260,6 @@ def user_of_certificate(cert: x509.Certificate) -> UserInfo | None:
     return UserInfo(name, groups=tuple(_attributes(cert.subject, NameOID.ORGANIZATION_NAME)))
 
 
-def first_certificate(chain: Sequence[str]) -> str | None:
-    return chain[0] if chain else None
-
-
 class ClientCertAuthenticator:
     """The user named by a client certificate that the client CA signed."""
 
@@ -229,12 +268,12 @@ class ClientCertAuthenticator:
         self.verifier = verifier or CertificateVerifier()
 
     async def authenticate(self, credentials: Credentials) -> UserInfo | None:
-        pem = first_certificate(credentials.client_cert_chain)
+        chain = credentials.client_cert_chain
         bundle = self.ca()
-        if pem is None or bundle is None:
+        if not chain or bundle is None:
             return None
         try:
-            cert = self.verifier.verify(pem, bundle)
+            cert = self.verifier.verify(chain, bundle)
         except CertificateError as exc:
             log.debug("client certificate not accepted: %s", exc)
             return None

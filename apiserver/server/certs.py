@@ -82,20 +82,27 @@ def _ensure_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivat
 
 
 def make_ca(
-    common_name: str, validity: datetime.timedelta = CA_VALIDITY
+    common_name: str,
+    validity: datetime.timedelta = CA_VALIDITY,
+    *,
+    issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None,
+    path_length: int | None = 0,
 ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """A new self-signed CA certificate and its key."""
+    """A new CA certificate and its key: self-signed, or an intermediate of ``issuer``.
+
+    ``path_length``: how many intermediates may stand below it (0: it signs only leaves)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    issuer_name, signer = (issuer[0].subject, issuer[1]) if issuer else (name, key)
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)
-        .issuer_name(name)
+        .issuer_name(issuer_name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(_now() - datetime.timedelta(minutes=5))
         .not_valid_after(_now() + validity)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=path_length), critical=True)
         .add_extension(
             x509.KeyUsage(
                 digital_signature=True,
@@ -111,7 +118,7 @@ def make_ca(
             critical=True,
         )
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
+        .sign(signer, hashes.SHA256())
     )
     return cert, key
 

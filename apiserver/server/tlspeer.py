@@ -21,8 +21,11 @@ stand in the way in Python 3.11 with uvicorn:
   it once per connection (``SSLObject.getpeercert(binary_form=True)``, which returns the
   certificate also when it did not verify) and puts it under the ASGI TLS extension,
   ``scope["extensions"]["tls"]["client_cert_chain"]``, as PEM, into every request's scope.
-  Python 3.11 has no ``get_unverified_chain``: only the client's own certificate arrives,
-  so it must be signed directly by a CA of the bundle (intermediates belong in the bundle).
+  Python 3.11 has no ``get_unverified_chain`` for the intermediates the client sent after
+  its certificate: ``peer_intermediates`` reads them with OpenSSL's
+  ``SSL_get_peer_cert_chain`` on the connection's ``SSL`` (found the same way, and used only
+  when it belongs to the connection's own context). Without them (another Python, a resumed
+  session) a client certificate must be signed directly by a CA of the bundle.
 
 ``with_peer_certificates(base)`` makes the protocol class from any uvicorn httptools
 protocol class, so it composes with other hooks of the same kind (each a mixin whose
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import _ssl
 import ctypes
+import functools
 import logging
 import ssl
 from collections.abc import Callable, Iterable
@@ -56,14 +60,28 @@ def _accept(preverify_ok: int, store_ctx: int | None) -> int:
 _accept_any_certificate = _VERIFY_CALLBACK(_accept)  # kept alive as long as the module
 
 
+_BYTES = ctypes.POINTER(ctypes.c_ubyte)
+
+
+@functools.cache
 def _libssl() -> ctypes.CDLL | None:
-    """The libssl that Python's ``_ssl`` module is linked to (the very same library)."""
+    """The libssl (and its libcrypto) that Python's ``_ssl`` module is linked to."""
     try:
         lib = ctypes.CDLL(_ssl.__file__)
         lib.SSL_CTX_set_verify.argtypes = [ctypes.c_void_p, ctypes.c_int, _VERIFY_CALLBACK]
         lib.SSL_CTX_set_verify.restype = None
         lib.SSL_CTX_get_verify_mode.argtypes = [ctypes.c_void_p]
         lib.SSL_CTX_get_verify_mode.restype = ctypes.c_int
+        lib.SSL_get_SSL_CTX.argtypes = [ctypes.c_void_p]
+        lib.SSL_get_SSL_CTX.restype = ctypes.c_void_p
+        lib.SSL_get_peer_cert_chain.argtypes = [ctypes.c_void_p]
+        lib.SSL_get_peer_cert_chain.restype = ctypes.c_void_p
+        lib.OPENSSL_sk_num.argtypes = [ctypes.c_void_p]
+        lib.OPENSSL_sk_num.restype = ctypes.c_int
+        lib.OPENSSL_sk_value.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        lib.OPENSSL_sk_value.restype = ctypes.c_void_p
+        lib.i2d_X509.argtypes = [ctypes.c_void_p, ctypes.POINTER(_BYTES)]
+        lib.i2d_X509.restype = ctypes.c_int
     except (OSError, AttributeError):
         return None
     return lib
@@ -72,11 +90,50 @@ def _libssl() -> ctypes.CDLL | None:
 _SSL_VERIFY_PEER = 0x01
 
 
+_HEAD = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)  # PyObject_HEAD
+
+
 def _ssl_ctx_pointer(context: ssl.SSLContext) -> int | None:
-    # CPython's PySSLContext starts with PyObject_HEAD and then the SSL_CTX pointer.
-    head = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
-    pointer = ctypes.c_void_p.from_address(id(context) + head).value
+    # CPython's PySSLContext: PyObject_HEAD, then the SSL_CTX pointer.
+    pointer = ctypes.c_void_p.from_address(id(context) + _HEAD).value
     return int(pointer) if pointer else None
+
+
+def _ssl_pointer(ssl_object: ssl.SSLObject) -> int | None:
+    """The connection's ``SSL``, found only when it belongs to the object's own context."""
+    lib = _libssl()
+    inner = getattr(ssl_object, "_sslobj", None)
+    if lib is None or inner is None:
+        return None
+    # CPython's PySSLSocket: PyObject_HEAD, the socket's weak reference, the SSL pointer.
+    pointer = ctypes.c_void_p.from_address(id(inner) + _HEAD + ctypes.sizeof(ctypes.c_void_p))
+    context = _ssl_ctx_pointer(ssl_object.context)
+    if not pointer.value or context is None or lib.SSL_get_SSL_CTX(pointer.value) != context:
+        return None
+    return int(pointer.value)
+
+
+def peer_intermediates(ssl_object: ssl.SSLObject) -> list[bytes]:
+    """DER of the certificates the client sent after its own (its intermediates), when this
+    Python lets them be read; [] otherwise, or on a resumed session (which keeps no chain)."""
+    lib = _libssl()
+    pointer = _ssl_pointer(ssl_object)
+    if lib is None or pointer is None:
+        return []
+    stack = lib.SSL_get_peer_cert_chain(pointer)
+    if not stack:
+        return []
+    chain = []
+    for index in range(lib.OPENSSL_sk_num(stack)):
+        cert = lib.OPENSSL_sk_value(stack, index)
+        size = lib.i2d_X509(cert, None)
+        if size <= 0:
+            continue
+        buffer = (ctypes.c_ubyte * size)()
+        cursor = ctypes.cast(buffer, _BYTES)
+        if lib.i2d_X509(cert, ctypes.byref(cursor)) == size:
+            chain.append(bytes(buffer))
+    return chain
 
 
 def accept_unverified_certificates(context: ssl.SSLContext) -> bool:
@@ -132,14 +189,22 @@ def ssl_context_factory(
     return factory
 
 
-def peer_certificate_pem(ssl_object: ssl.SSLObject | ssl.SSLSocket | None) -> str | None:
-    """The peer's certificate as PEM, verified or not; None without one."""
+def _pem(der: bytes) -> str:
+    return x509.load_der_x509_certificate(der).public_bytes(Encoding.PEM).decode("ascii")
+
+
+def peer_certificate_chain(ssl_object: ssl.SSLObject | None) -> list[str]:
+    """The peer's certificate and the intermediates it sent, as PEM, verified or not."""
     if ssl_object is None:
-        return None
+        return []
     der = ssl_object.getpeercert(binary_form=True)
     if not der:
-        return None
-    return x509.load_der_x509_certificate(der).public_bytes(Encoding.PEM).decode("ascii")
+        return []
+    chain = [_pem(der)]
+    for intermediate in peer_intermediates(ssl_object):
+        if intermediate != der:
+            chain.append(_pem(intermediate))
+    return chain
 
 
 class PeerCertificateMixin:
@@ -154,10 +219,9 @@ class PeerCertificateMixin:
         ssl_object = transport.get_extra_info("ssl_object")
         if ssl_object is None:
             return
-        pem = peer_certificate_pem(ssl_object)
         self._tls_extension = {
             "server_cert": None,
-            "client_cert_chain": [pem] if pem else [],
+            "client_cert_chain": peer_certificate_chain(ssl_object),
             "client_cert_name": None,
             "client_cert_error": None,
             "tls_version": None,

@@ -44,20 +44,32 @@ class PKI:
         directory.mkdir(parents=True, exist_ok=True)
         self.cas: dict[str, tuple[x509.Certificate, ec.EllipticCurvePrivateKey]] = {}
 
-    def ca(self, name: str) -> Path:
+    def ca(self, name: str, issuer: str | None = None) -> Path:
+        """A CA (a root that may have intermediates, or an intermediate of ``issuer``)."""
         if name not in self.cas:
-            self.cas[name] = make_ca(name)
+            parent = self.cas[issuer] if issuer else None
+            self.cas[name] = make_ca(name, issuer=parent, path_length=None if not issuer else 0)
             (self.directory / f"{name}.crt").write_bytes(cert_pem(self.cas[name][0]))
         return self.directory / f"{name}.crt"
+
+    def bundle(self, name: str, *cas: str) -> Path:
+        """One CA file holding several CAs."""
+        path = self.directory / f"{name}.crt"
+        path.write_text("".join(self.ca_pem(ca) for ca in cas))
+        return path
 
     def ca_pem(self, name: str) -> str:
         return self.ca(name).read_text()
 
-    def identity(self, ca: str, user: str, groups: tuple[str, ...] = ()) -> Identity:
+    def identity(
+        self, ca: str, user: str, groups: tuple[str, ...] = (), *, send: tuple[str, ...] = ()
+    ) -> Identity:
+        """A client certificate of ``ca``; the client also sends the CAs named in ``send``."""
         self.ca(ca)
         cert, key = issue_client_cert(*self.cas[ca], user, groups)
-        stem = self.directory / f"{ca}-{user}"
-        stem.with_suffix(".crt").write_bytes(cert_pem(cert))
+        stem = self.directory / f"{ca}-{user}{'-chain' if send else ''}"
+        chain = cert_pem(cert) + b"".join(cert_pem(self.cas[c][0]) for c in send)
+        stem.with_suffix(".crt").write_bytes(chain)
         stem.with_suffix(".key").write_bytes(key_pem(key))
         return Identity(stem.with_suffix(".crt"), stem.with_suffix(".key"))
 
@@ -132,7 +144,7 @@ def aggregated(
             "--requestheader-allowed-names",
             "front-proxy-client",
             "--client-ca-file",
-            str(pki.ca("client-ca")),
+            str(pki.bundle("client-cas", "client-ca", "client-root")),
             "--authentication-kubeconfig",
             str(kubeconfig),
             "--authorization-kubeconfig",
@@ -196,6 +208,21 @@ def test_client_certificate_names_the_user_and_groups(
     assert response.status_code == 200, response.text
     spec = _last_review_of(kube, "alice")
     assert spec["groups"] == ["dra-admins", "gpu-users", "system:authenticated"]
+
+
+def test_client_certificate_through_the_intermediate_it_sends(
+    aggregated: ServerProcess, pki: PKI, kube: KubeAPIDouble
+) -> None:
+    """The CA file holds the root only; the client sends its intermediate after its own."""
+    pki.ca("client-intermediate", issuer="client-root")
+    erin = pki.identity(
+        "client-intermediate", "erin", ("dra-admins",), send=("client-intermediate",)
+    )
+    response = call(aggregated, SLICES, erin)
+    assert response.status_code == 200, response.text
+    assert _last_review_of(kube, "erin")["groups"] == ["dra-admins", "system:authenticated"]
+    alone = pki.identity("client-intermediate", "frank")
+    assert call(aggregated, SLICES, alone).status_code == 401
 
 
 def test_client_certificate_of_another_ca_is_401_not_a_failed_handshake(

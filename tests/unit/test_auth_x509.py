@@ -76,7 +76,7 @@ def test_any_extended_key_usage_verifies() -> None:
     [
         (_client(end=NOW - datetime.timedelta(seconds=1)), "has expired or is not yet valid"),
         (_client(start=NOW + datetime.timedelta(seconds=1)), "has expired or is not yet valid"),
-        (_client(OTHER_CA), "signed by unknown authority (signature does not verify)"),
+        (_client(OTHER_CA), "signed by unknown authority (issuer signature does not verify)"),
         (_client(make_ca("another-name")), "signed by unknown authority"),
         (
             _client(usages=[ExtendedKeyUsageOID.SERVER_AUTH]),
@@ -122,20 +122,20 @@ def test_verifier_keeps_a_verdict_per_bundle() -> None:
     wall = [NOW]
     verifier = CertificateVerifier(clock, lambda: wall[0])
     pem = cert_pem(_client(end=NOW + DAY)).decode()
-    verifier.verify(pem, BUNDLE)
+    verifier.verify([pem], BUNDLE)
     # Past the certificate's end: the kept verdict would still say yes, within its TTL...
     wall[0] = NOW + 2 * DAY
-    verifier.verify(pem, BUNDLE)
+    verifier.verify([pem], BUNDLE)
     # ...and not after it.
     clock.now += 60
     with pytest.raises(CertificateError, match="expired"):
-        verifier.verify(pem, BUNDLE)
+        verifier.verify([pem], BUNDLE)
     # Another bundle (a rotated CA) is judged afresh, not from a kept verdict.
     wall[0] = NOW
     fresh = cert_pem(_client()).decode()
-    verifier.verify(fresh, BUNDLE)
+    verifier.verify([fresh], BUNDLE)
     with pytest.raises(CertificateError, match="unknown authority"):
-        verifier.verify(fresh, CABundle.from_pem(cert_pem(OTHER_CA[0])))
+        verifier.verify([fresh], CABundle.from_pem(cert_pem(OTHER_CA[0])))
 
 
 def test_verdict_never_outlives_the_certificate() -> None:
@@ -143,11 +143,11 @@ def test_verdict_never_outlives_the_certificate() -> None:
     wall = [NOW]
     verifier = CertificateVerifier(clock, lambda: wall[0])
     pem = cert_pem(_client(end=NOW + datetime.timedelta(seconds=5))).decode()
-    verifier.verify(pem, BUNDLE)
+    verifier.verify([pem], BUNDLE)
     clock.now += 5
     wall[0] = NOW + datetime.timedelta(seconds=5, microseconds=1)
     with pytest.raises(CertificateError, match="expired"):
-        verifier.verify(pem, BUNDLE)
+        verifier.verify([pem], BUNDLE)
 
 
 def _credentials(*certs: x509.Certificate) -> Credentials:
@@ -189,3 +189,70 @@ def test_file_ca_follows_the_file(tmp_path: Path) -> None:
     path.write_bytes(b"garbage, longer than before to change the size")
     clock.now += 10
     assert source() is rotated  # a broken file leaves the last good bundle
+
+
+def _signer_without_constraints(
+    parent: tuple[x509.Certificate, ec.EllipticCurvePrivateKey], name: str
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A certificate that signs others but has no basic constraints: not a CA."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+        .issuer_name(parent[0].subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(NOW - DAY)
+        .not_valid_after(NOW + 30 * DAY)
+    )
+    return builder.sign(parent[1], hashes.SHA256()), key
+
+
+def test_intermediates_the_client_sends_lead_to_the_bundle() -> None:
+    root = make_ca("root", path_length=None)
+    first = make_ca("intermediate-1", issuer=root, path_length=1)
+    second = make_ca("intermediate-2", issuer=first)
+    leaf = _client(second)
+    bundle = CABundle.from_pem(cert_pem(root[0]))
+    assert verify_client_certificate(leaf, bundle, NOW, [second[0], first[0]]) == root[0]
+    # in any order the client sends them
+    assert verify_client_certificate(leaf, bundle, NOW, [first[0], second[0]]) == root[0]
+    with pytest.raises(CertificateError, match="unknown authority"):
+        verify_client_certificate(leaf, bundle, NOW, [second[0]])
+    # an intermediate in the bundle is an anchor itself
+    assert verify_client_certificate(leaf, CABundle.from_pem(cert_pem(second[0])), NOW) == second[0]
+
+
+def test_an_intermediate_must_be_a_ca() -> None:
+    root = make_ca("root", path_length=None)
+    not_ca = _signer_without_constraints(root, "not-a-ca")
+    leaf = _client(not_ca)
+    with pytest.raises(CertificateError, match="intermediate is not a CA"):
+        verify_client_certificate(leaf, CABundle.from_pem(cert_pem(root[0])), NOW, [not_ca[0]])
+
+
+def test_path_length_is_kept() -> None:
+    root = make_ca("root")  # path length 0: it signs leaves only
+    middle = make_ca("intermediate", issuer=root)
+    leaf = _client(middle)
+    with pytest.raises(CertificateError, match="path length is exceeded"):
+        verify_client_certificate(leaf, CABundle.from_pem(cert_pem(root[0])), NOW, [middle[0]])
+    deeper_root = make_ca("root-1", path_length=1)
+    first = make_ca("first", issuer=deeper_root, path_length=None)
+    second = make_ca("second", issuer=first)
+    bundle = CABundle.from_pem(cert_pem(deeper_root[0]))
+    with pytest.raises(CertificateError, match="path length is exceeded"):
+        verify_client_certificate(_client(second), bundle, NOW, [second[0], first[0]])
+    assert verify_client_certificate(_client(first), bundle, NOW, [first[0]]) == deeper_root[0]
+
+
+def test_verifier_takes_the_chain_as_sent() -> None:
+    root = make_ca("root", path_length=None)
+    middle = make_ca("intermediate", issuer=root)
+    leaf = _client(middle, user="carol")
+    verifier = CertificateVerifier()
+    bundle = CABundle.from_pem(cert_pem(root[0]))
+    chain = [cert_pem(leaf).decode(), cert_pem(middle[0]).decode()]
+    assert verifier.verify(chain, bundle) == leaf
+    with pytest.raises(CertificateError):
+        verifier.verify(chain[:1], bundle)
