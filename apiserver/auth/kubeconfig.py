@@ -3,7 +3,8 @@
 Delegated authentication and authorization call the kube-apiserver named by
 ``--authentication-kubeconfig`` / ``--authorization-kubeconfig``. Supported: the server URL,
 ``certificate-authority`` / ``-data``, ``insecure-skip-tls-verify``, ``tls-server-name``, and
-a bearer ``token`` / ``tokenFile`` or a ``client-certificate`` / ``-key`` (file or data).
+a bearer ``token`` / ``tokenFile`` or a ``client-certificate`` / ``-key`` (file or data); a
+user with ``exec``, ``auth-provider`` or a password is refused at start, not ignored.
 Relative file paths are relative to the kubeconfig, as kubectl reads them.
 """
 
@@ -154,6 +155,12 @@ def load_kubeconfig(path: str | Path) -> Target:
     user = (
         _named(config.get("users"), context.get("user", ""), "user") if context.get("user") else {}
     )
+    unsupported = sorted({"exec", "auth-provider", "username", "password"} & set(user))
+    if unsupported:
+        raise KubeconfigError(
+            f"kubeconfig {file}: user {context.get('user')!r} uses {', '.join(unsupported)};"
+            " only a token, tokenFile or client certificate is supported"
+        )
     server = cluster.get("server")
     if not server:
         raise KubeconfigError(

@@ -92,6 +92,12 @@ def test_bad_kubeconfig(tmp_path: Path, content: str, message: str) -> None:
         load_kubeconfig(tmp_path / "kc")
 
 
+def test_exec_plugin_is_refused(tmp_path: Path) -> None:
+    user = {"exec": {"command": "get-token", "apiVersion": "client.authentication.k8s.io/v1"}}
+    with pytest.raises(KubeconfigError, match="uses exec; only a token"):
+        load_kubeconfig(_write(tmp_path / "kc", user, {}))
+
+
 def test_certificate_without_key_is_refused(tmp_path: Path) -> None:
     cert, _ = issue_client_cert(*make_ca("ca"), "x")
     user = {"client-certificate-data": base64.b64encode(cert_pem(cert)).decode()}
