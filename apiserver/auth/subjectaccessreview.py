@@ -5,8 +5,9 @@ authenticated (name, uid, groups, extra) and either ``resourceAttributes`` or
 ``nonResourceAttributes``; ``status.allowed`` allows, ``status.denied`` denies, neither is
 no opinion (which the server refuses as well). Answers are kept for
 ``--authorization-webhook-cache-authorized-ttl`` / ``-unauthorized-ttl`` (10 s each by
-default), keyed by the whole spec. When the kube-apiserver cannot be asked the request is
-refused with a 500 ``Status``, as kube-apiserver's authorization filter answers an error.
+default), keyed by the whole spec. When the kube-apiserver cannot be asked (after the
+retries of auth/review.py) the request is refused with a 500 ``Status``, as
+kube-apiserver's authorization filter answers an error.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import orjson
 from ..machinery import errors
 from .authorizer import Authorization, Decision, RequestAttributes
 from .cache import TTLCache
-from .tokenreview import ReviewError, post_review
+from .review import DEFAULT_BACKOFF, Backoff, ReviewError, post_review
 
 log = logging.getLogger("apiserver")
 
@@ -67,8 +68,10 @@ class SubjectAccessReviewAuthorizer:
         allowed_ttl: float = 10.0,
         denied_ttl: float = 10.0,
         cache: TTLCache[bytes, Authorization] | None = None,
+        backoff: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         self.client = client
+        self.backoff = backoff
         self.allowed_ttl = allowed_ttl
         self.denied_ttl = denied_ttl
         self.cache: TTLCache[bytes, Authorization] = cache if cache is not None else TTLCache()
@@ -89,6 +92,6 @@ class SubjectAccessReviewAuthorizer:
             "spec": spec,
         }
         decision = decision_of_review(
-            await post_review(self.client, SUBJECT_ACCESS_REVIEWS, review)
+            await post_review(self.client, SUBJECT_ACCESS_REVIEWS, review, self.backoff)
         )
         return decision, self.allowed_ttl if decision.allowed else self.denied_ttl

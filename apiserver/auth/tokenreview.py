@@ -3,8 +3,9 @@
 As Kubernetes' delegating authenticator: ``POST /apis/authentication.k8s.io/v1/tokenreviews``
 with the token; ``status.authenticated`` and ``status.user`` give the user. Both answers (a
 user, or "not authenticated") are kept for ``--authentication-token-webhook-cache-ttl``
-(10 s by default), keyed by the token's digest; a failed call is not kept, and the request
-it served is not authenticated by this method (401 unless another method knows it).
+(10 s by default), keyed by the token's digest; a call that still fails after its retries
+is not kept, and the request it served is not authenticated by this method (401 unless
+another method knows it).
 """
 
 from __future__ import annotations
@@ -18,14 +19,11 @@ import httpx
 from ..machinery.user import UserInfo
 from .cache import TTLCache
 from .credentials import Credentials
+from .review import DEFAULT_BACKOFF, Backoff, ReviewError, post_review
 
 log = logging.getLogger("apiserver")
 
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
-
-
-class ReviewError(Exception):
-    """The kube-apiserver could not be asked, or did not answer with a review."""
 
 
 def bearer_token(credentials: Credentials) -> str | None:
@@ -56,32 +54,16 @@ def user_of_review(status: dict[str, Any]) -> UserInfo | None:
     )
 
 
-async def post_review(
-    client: httpx.AsyncClient, path: str, review: dict[str, Any]
-) -> dict[str, Any]:
-    """The status of the review the kube-apiserver returns for ``review``."""
-    try:
-        response = await client.post(path, json=review)
-    except httpx.HTTPError as exc:
-        raise ReviewError(f"{review['kind']}: {exc!r}") from exc
-    if response.status_code != 201 and response.status_code != 200:
-        raise ReviewError(f"{review['kind']}: HTTP {response.status_code}: {response.text[:200]}")
-    try:
-        body = response.json()
-    except ValueError as exc:
-        raise ReviewError(f"{review['kind']}: the answer is not JSON") from exc
-    status = body.get("status") if isinstance(body, dict) else None
-    return status if isinstance(status, dict) else {}
-
-
 class TokenReviewAuthenticator:
     def __init__(
         self,
         client: httpx.AsyncClient,
         cache_ttl: float = 10.0,
         cache: TTLCache[bytes, UserInfo | bool] | None = None,
+        backoff: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         self.client = client
+        self.backoff = backoff
         self.cache_ttl = cache_ttl
         # A cached False is "not authenticated", remembered like a user is.
         self.cache: TTLCache[bytes, UserInfo | bool] = cache if cache is not None else TTLCache()
@@ -104,6 +86,6 @@ class TokenReviewAuthenticator:
             "kind": "TokenReview",
             "spec": {"token": token},
         }
-        status = await post_review(self.client, TOKEN_REVIEWS, review)
+        status = await post_review(self.client, TOKEN_REVIEWS, review, self.backoff)
         user = user_of_review(status)
         return (user if user is not None else False), self.cache_ttl

@@ -13,6 +13,7 @@ import pytest
 from apiserver.auth import Credentials, RequestAttributes, UserInfo
 from apiserver.auth.authorizer import Decision, request_attributes
 from apiserver.auth.cache import TTLCache
+from apiserver.auth.review import Backoff
 from apiserver.auth.subjectaccessreview import SubjectAccessReviewAuthorizer, review_spec
 from apiserver.auth.tokenreview import TokenReviewAuthenticator
 from apiserver.machinery import errors
@@ -27,17 +28,24 @@ class Clock:
 
 
 class KubeAPI:
-    """Answers reviews; counts them; can be made to fail."""
+    """Answers reviews; counts them; can be made to fail (the next ``failures`` calls, with
+    ``failure_code``, or all while ``failing``)."""
 
     def __init__(self) -> None:
         self.reviews: list[dict[str, Any]] = []
+        self.calls = 0
         self.allowed = True
         self.denied = False
         self.failing = False
+        self.failures = 0
+        self.failure_code = 503
 
     def handler(self, request: httpx.Request) -> httpx.Response:
-        if self.failing:
-            return httpx.Response(503, json={"kind": "Status", "code": 503})
+        self.calls += 1
+        if self.failing or self.failures > 0:
+            self.failures -= 1
+            code = self.failure_code
+            return httpx.Response(code, json={"kind": "Status", "code": code})
         review = json.loads(request.content)
         self.reviews.append(review)
         if review["kind"] == "TokenReview":
@@ -60,6 +68,20 @@ class KubeAPI:
         return httpx.AsyncClient(
             base_url="https://kube.example", transport=httpx.MockTransport(self.handler)
         )
+
+
+class Sleeps:
+    """Backoff waits, recorded instead of slept."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+def _no_wait() -> Backoff:
+    return Backoff(sleep=Sleeps())
 
 
 def _bearer(token: str) -> Credentials:
@@ -95,8 +117,9 @@ async def test_rejected_token_is_no_user_and_kept_too() -> None:
 async def test_token_review_failure_is_no_user_and_not_kept() -> None:
     kube = KubeAPI()
     kube.failing = True
-    authenticator = TokenReviewAuthenticator(kube.client())
+    authenticator = TokenReviewAuthenticator(kube.client(), backoff=_no_wait())
     assert await authenticator.authenticate(_bearer("good")) is None
+    assert kube.calls == 5
     kube.failing = False
     assert await authenticator.authenticate(_bearer("good")) is not None
 
@@ -188,9 +211,26 @@ async def test_denied_carries_the_reason() -> None:
 async def test_unreachable_kube_apiserver_is_a_500_and_not_kept() -> None:
     kube = KubeAPI()
     kube.failing = True
-    authorizer = SubjectAccessReviewAuthorizer(kube.client())
+    authorizer = SubjectAccessReviewAuthorizer(kube.client(), backoff=_no_wait())
     with pytest.raises(errors.StatusError) as caught:
         await authorizer.authorize(_list())
     assert caught.value.code == 500
     kube.failing = False
     assert (await authorizer.authorize(_list())).decision is Decision.ALLOW
+
+
+async def test_transient_failures_are_retried_with_growing_waits() -> None:
+    kube, sleeps = KubeAPI(), Sleeps()
+    kube.failures = 2
+    authorizer = SubjectAccessReviewAuthorizer(kube.client(), backoff=Backoff(sleep=sleeps))
+    assert (await authorizer.authorize(_list())).decision is Decision.ALLOW
+    assert kube.calls == 3
+    assert sleeps.waits == [0.5, 0.75]
+
+
+async def test_a_refusal_is_not_retried() -> None:
+    kube, sleeps = KubeAPI(), Sleeps()
+    kube.failures, kube.failure_code = 1, 403
+    authenticator = TokenReviewAuthenticator(kube.client(), backoff=Backoff(sleep=sleeps))
+    assert await authenticator.authenticate(_bearer("good")) is None
+    assert (kube.calls, sleeps.waits) == (1, [])
