@@ -6,9 +6,9 @@ certificate of the bundle, directly or through intermediates the client sent (ev
 certificate in the bundle is a trust anchor, as Go treats a CA file; a bundle certificate
 with basic constraints must be a CA, an intermediate must be one; each must be within its
 dates), and none of them may carry an extended key usage that excludes client
-authentication. The verdict for a given
-certificate and bundle is cached for a minute (and never past the certificate's end), so
-requests on a kept-alive connection do not verify signatures again.
+authentication. The verdict for a given chain and bundle is cached for a minute (and never
+past a certificate's end), so requests on a kept-alive connection do not verify signatures
+again.
 
 ``ClientCertAuthenticator``: a verified certificate's CN is the user name and its O values
 are the groups, as kube-apiserver's x509 authenticator says; no CN means no user. Its CA

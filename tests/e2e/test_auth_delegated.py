@@ -10,7 +10,9 @@ from the 401 and 403 ``Status`` answers. Certificates come from the project's ow
 
 from __future__ import annotations
 
+import os
 import ssl
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,12 +21,13 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from apiserver.server.certs import cert_pem, issue_client_cert, key_pem, make_ca
 
-from .harness import ServerProcess, start_server
+from .harness import ServerProcess, kubectl_binary, start_server
 from .kubeapi_double import KubeAPIDouble
 
 SLICES = "/apis/resource.k8s.io/v1/resourceslices"
@@ -369,3 +372,44 @@ def test_unreadable_configmap_is_no_failed_start(tmp_path: Path, pki: PKI) -> No
     finally:
         server.stop()
         kube.stop()
+
+
+def _kubectl_as(server: ServerProcess, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    kubeconfig = server.workdir / f"{token}.kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {
+                        "name": "dra",
+                        "cluster": {
+                            "server": server.url,
+                            "certificate-authority": str(server.ca),
+                        },
+                    }
+                ],
+                "users": [{"name": "u", "user": {"token": token}}],
+                "contexts": [{"name": "dra", "context": {"cluster": "dra", "user": "u"}}],
+                "current-context": "dra",
+            }
+        )
+    )
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(server.workdir)}
+    return subprocess.run(
+        [kubectl_binary(), *args], capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def test_kubectl_with_a_token_the_kube_apiserver_knows(aggregated: ServerProcess) -> None:
+    allowed = _kubectl_as(aggregated, "carol-token", "get", "resourceslices")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "No resources found" in allowed.stderr
+    denied = _kubectl_as(aggregated, "mallory-token", "get", "resourceslices")
+    assert denied.returncode != 0
+    assert (
+        "Error from server (Forbidden): resourceslices.resource.k8s.io is forbidden: User"
+        ' "mallory" cannot list resource "resourceslices" in API group "resource.k8s.io" at'
+        " the cluster scope: denied by the test policy"
+    ) in denied.stderr
