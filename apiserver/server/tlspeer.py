@@ -231,7 +231,8 @@ class PeerCertificateMixin:
     def on_message_begin(self) -> None:
         super().on_message_begin()  # type: ignore[misc]
         if self._tls_extension is not None:
-            self.scope["extensions"] = {"tls": self._tls_extension}
+            # beside any extension another hook of the protocol put there
+            self.scope.setdefault("extensions", {})["tls"] = self._tls_extension
 
 
 def with_peer_certificates(base: type[HttpToolsProtocol]) -> type[HttpToolsProtocol]:

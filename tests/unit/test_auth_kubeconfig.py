@@ -1,6 +1,7 @@
 """auth/kubeconfig.py, server/tlspeer.py and the auth options of serve: a kubeconfig's
 current context as an HTTPS client, the server context that asks for client certificates
-without verifying them, and what aggregated mode needs to start."""
+without verifying them, what aggregated mode needs to start, and the client certificates
+the client-cert command writes."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from apiserver.server.certs import (
     issue_client_cert,
     key_pem,
     make_ca,
+    write_client_cert,
 )
 from apiserver.server.serve import ServeOptions, prepare
 from apiserver.server.tlspeer import request_client_certificates
@@ -157,3 +159,12 @@ def test_front_proxy_ca_file_is_reloaded(tmp_path: Path) -> None:
     assert after is not None
     assert after.ca.certificates == (second[0],)
     assert after.allowed_names == ("proxy",)
+
+
+def test_client_cert_needs_the_ca_of_the_cert_dir(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no valid CA"):
+        write_client_cert(tmp_path / "empty", "alice", [], tmp_path / "alice")
+    ensure_serving_certs(tmp_path / "certs")
+    cert, key = write_client_cert(tmp_path / "certs", "alice", ["dev"], tmp_path / "out" / "alice")
+    assert (cert.name, key.name) == ("alice.crt", "alice.key")
+    assert key.stat().st_mode & 0o777 == 0o600
