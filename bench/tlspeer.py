@@ -10,6 +10,7 @@ request is paid), taken in turn within each round.
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 import sys
@@ -54,6 +55,8 @@ HANDSHAKES_PER_ROUND = 200
 @dataclass
 class Outcome:
     kept_alive: tuple[Series, Series]
+    cpu_per_get: tuple[Figure, Figure]
+    """The server process's CPU µs per kept-alive GET (user + system), this server and stock."""
     fresh: tuple[Series, Series]
     handshakes: dict[str, Figure]
     """µs per handshake (both sides in one process) by case."""
@@ -112,14 +115,52 @@ def _handshakes(workdir: Path, rounds: int) -> dict[str, Figure]:
     timings: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(rounds):
         for name, (server_context, client_context, expect_cert) in cases.items():
-            began = time.perf_counter()
+            # CPU time of this process (both sides): other processes on the machine do not
+            # count, as they would in wall time.
+            began = time.process_time()
             for _ in range(HANDSHAKES_PER_ROUND):
                 pem = _handshake(server_context, client_context)
-            elapsed = time.perf_counter() - began
+            elapsed = time.process_time() - began
             if bool(pem) != expect_cert:
                 raise RuntimeError(f"{name}: the server saw the wrong certificate")
             timings[name].append(elapsed / HANDSHAKES_PER_ROUND * 1e6)
     return {name: Figure(values) for name, values in timings.items()}
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _kept_alive(
+    generator: Generator, settings: Settings, targets: tuple[APIServerTarget, ...], path: str
+) -> tuple[tuple[Series, Series], tuple[Figure, Figure]]:
+    """The load generator's GETs, targets in turn each round, with the server's CPU per GET."""
+    runner = _Runner(generator, settings)
+    series = (Series("this server"), Series("stock uvicorn TLS"))
+    cpu: tuple[list[float], list[float]] = ([], [])
+    specs = [runner.spec(target, path, "get") for target in targets]
+    for spec in specs:
+        spec.duration = settings.warmup
+        generator.run(spec)
+    for _ in range(settings.rounds):
+        for index, (target, spec) in enumerate(zip(targets, specs, strict=True)):
+            assert target.proc is not None
+            spec.duration = settings.seconds
+            before = _cpu_seconds(target.proc.pid)
+            result = generator.run(spec)
+            used = _cpu_seconds(target.proc.pid) - before
+            if result.errors:
+                raise RuntimeError(f"{target.name}: {result.errors} failed requests")
+            series[index].add(result)
+            cpu[index].append(used / result.ops * 1e6 if result.ops else 0.0)
+            print(
+                f"  {series[index].label} GET: {result.rate:,.0f}/s, p50 {result.p50_ms:.2f} ms,"
+                f" {cpu[index][-1]:.0f} CPU µs per GET",
+                file=sys.stderr,
+            )
+    return series, (Figure(cpu[0]), Figure(cpu[1]))
 
 
 def _fresh_connections(target: APIServerTarget, path: str, seconds: float) -> RoundResult:
@@ -183,14 +224,7 @@ def run(generator: Generator, settings: Settings) -> Outcome:
                     if created.status_code != 201:
                         raise RuntimeError(f"seeding {target.name}: {created.text}")
             path = object_path("tls-0")
-            runner = _Runner(generator, settings)
-            kept = (Series("this server"), Series("stock uvicorn TLS"))
-            runner.compare(
-                [
-                    (series, runner.spec(t, path, "get"))
-                    for series, t in zip(kept, targets, strict=True)
-                ]
-            )
+            kept, cpu = _kept_alive(generator, settings, targets, path)
             fresh = (Series("this server"), Series("stock uvicorn TLS"))
             for _ in range(settings.rounds):
                 for series, target in zip(fresh, targets, strict=True):
@@ -203,7 +237,8 @@ def run(generator: Generator, settings: Settings) -> Outcome:
                         f" p50 {result.p50_ms:.2f} ms",
                         file=sys.stderr,
                     )
-            return Outcome(kept, fresh, _handshakes(Path(tmp), settings.rounds), settings)
+            handshakes = _handshakes(Path(tmp), settings.rounds)
+            return Outcome(kept, cpu, fresh, handshakes, settings)
         finally:
             for target in targets:
                 target.stop()
@@ -245,6 +280,15 @@ def render(outcome: Outcome, generator: str, date: str) -> str:
         "",
         _verdict(*outcome.kept_alive),
         "",
+        "The server process's CPU time per GET over the same rounds (user + system; what other"
+        " processes on the machine do does not count):",
+        "",
+        "| this server | stock uvicorn TLS | ratio |",
+        "|---|---|---|",
+        f"| {report.with_spread(outcome.cpu_per_get[0], ' µs')}"
+        f" | {report.with_spread(outcome.cpu_per_get[1], ' µs')}"
+        f" | {report.ratio(outcome.cpu_per_get[0].median, outcome.cpu_per_get[1].median)} |",
+        "",
         f"### GET one ResourceSlicePatch, a new TLS connection per request ({FRESH_THREADS}"
         " client threads)",
         "",
@@ -255,7 +299,7 @@ def render(outcome: Outcome, generator: str, date: str) -> str:
         f"### One TLS handshake, client and server in one process over memory BIOs"
         f" ({HANDSHAKES_PER_ROUND} per round)",
         "",
-        "| case | µs per handshake (both sides) | ratio to stock |",
+        "| case | CPU µs per handshake (both sides) | ratio to stock |",
         "|---|---|---|",
     ]
     stock = next(iter(outcome.handshakes.values())).median
