@@ -200,10 +200,14 @@ def peer_certificate_chain(ssl_object: ssl.SSLObject | None) -> list[str]:
     der = ssl_object.getpeercert(binary_form=True)
     if not der:
         return []
-    chain = [_pem(der)]
-    for intermediate in peer_intermediates(ssl_object):
-        if intermediate != der:
-            chain.append(_pem(intermediate))
+    try:
+        chain = [_pem(der)]
+        for intermediate in peer_intermediates(ssl_object):
+            if intermediate != der:
+                chain.append(_pem(intermediate))
+    except ValueError as exc:  # a certificate cryptography cannot read: no certificate
+        log.info("ignored a client certificate that cannot be parsed: %s", exc)
+        return []
     return chain
 
 
