@@ -26,10 +26,11 @@ from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
 from ..storage.sqlite import SQLiteStore
 from .app import APIServer, ServerSettings, Service, build_app
-from .certs import ensure_serving_certs
-from .cluster import RateLimit, StandaloneCluster
+from .certs import ServingFiles, ensure_serving_certs
+from .cluster import RateLimit
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
+from .modes import build_cluster, check_upstream, stored_kinds
 from .poolstatus import PoolStatusOptions, PoolStatusService
 
 log = logging.getLogger("apiserver")
@@ -43,6 +44,8 @@ class ServeOptions:
     cert_dir: str = "certs"
     kubeconfig_out: str | None = None
     mode: str = "standalone"
+    kubeconfig: str | None = None
+    """Aggregated mode: the kube-apiserver's kubeconfig (else the in-cluster configuration)."""
     group: str = DRA_GROUP
     token_auth_file: str | None = None
     watch_history: int = 10_000
@@ -61,6 +64,8 @@ class ServeOptions:
     etcd_request_timeout: float = 5.0
     etcd_compaction_interval: float = 300.0
     tls_san: list[str] = field(default_factory=list)
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
     log_level: str = "info"
     access_log: bool = False
     settings: ServerSettings = field(default_factory=ServerSettings)
@@ -101,12 +106,19 @@ def _server_url(bind_address: str, port: int) -> str:
 
 
 def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
-    if options.mode != "standalone":
-        raise ValueError(
-            f"--mode {options.mode} is not available yet: aggregated mode arrives with delegated"
-            " authentication; use --mode standalone"
+    if options.mode == "aggregated":
+        check_upstream(options.kubeconfig, options.group)
+    if options.tls_cert_file and options.tls_private_key_file:
+        # A certificate made for the Service (certs/make-certs.py), mounted from a Secret.
+        files = ServingFiles(
+            Path(options.tls_cert_file),
+            Path(options.tls_cert_file),
+            Path(options.tls_private_key_file),
         )
-    files = ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
+    elif options.tls_cert_file or options.tls_private_key_file:
+        raise ValueError("--tls-cert-file and --tls-private-key-file go together")
+    else:
+        files = ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
     token_file = Path(options.token_auth_file or Path(options.cert_dir) / "tokens.csv")
     if not token_file.exists():
         generate_token_file(token_file)
@@ -128,14 +140,16 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             store,
             prefixes=[
                 s.resource.key_prefix()
-                for s in StandaloneCluster.kinds(options.group)
+                for s in stored_kinds(options.mode, options.group)
                 if s.verbs == VERBS
             ],
             window=options.watch_history,
         )
-    cluster = StandaloneCluster(
+    cluster = build_cluster(
+        options.mode,
         store,
         options.group,
+        kubeconfig=options.kubeconfig,
         authenticator=authenticator,
         authorizer=AllowAuthenticated(),
         pool_status_create_limit=RateLimit(
@@ -152,7 +166,9 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         ),
     )
     metrics = CollectorRegistry()
-    services: list[Service] = [cluster, SystemNamespaces(store), devices]
+    services: list[Service] = [cluster, devices]
+    if options.mode == "standalone":
+        services.insert(1, SystemNamespaces(store))
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
