@@ -16,8 +16,8 @@ run: $(STAMP)
 		--storage sqlite:///data/apiserver.db --cert-dir certs --kubeconfig-out kubeconfig
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check apiserver devtools tests bench
-	$(VENV)/bin/ruff check apiserver devtools tests bench
+	$(VENV)/bin/ruff format --check apiserver devtools tests bench certs
+	$(VENV)/bin/ruff check apiserver devtools tests bench certs
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy apiserver
