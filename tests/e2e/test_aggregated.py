@@ -18,6 +18,7 @@ import httpx
 import pytest
 import yaml
 
+from devtools.localetcd import LocalEtcd
 from devtools.waiting import eventually, wait_for
 
 from .harness import REPO, ServerProcess, start_server
@@ -339,3 +340,49 @@ def test_events_go_to_the_upstream(upstream: ServerProcess, aggregated: ServerPr
     assert event["involvedObject"]["kind"] == "ResourceSlicePatch"
     assert "nosuchattribute" in event["message"]
     assert event["source"]["component"] == "dra-apiserver"
+
+
+async def test_two_replicas_share_our_kinds_through_etcd(
+    upstream: ServerProcess, etcd: LocalEtcd, tmp_path: Path
+) -> None:
+    """The ha install's shape: two aggregated replicas over one etcd, each reading the
+    upstream. A patch made through one changes the device view of the other."""
+    args = aggregated_args(upstream.kubeconfig, "--group", OURS, "--etcd-prefix", "/aggregated")
+    a = start_server(tmp_path / "a", args, storage=etcd.url)
+    try:
+        b = start_server(tmp_path / "b", args, storage=etcd.url)
+        try:
+            name = unique("shared")
+            patch = {
+                "apiVersion": f"{OURS}/v1alpha3",
+                "kind": "ResourceSlicePatch",
+                "metadata": {"name": name},
+                "spec": {
+                    "devices": {
+                        "filter": {"driver": DRIVER, "pool": "node-3", "device": "gpu-0"},
+                        "attributes": {f"{DRIVER}/shared": {"bool": True}},
+                    }
+                },
+            }
+            a.kubectl("create", "-f", "-", input=json.dumps(patch))
+            # The driver's own domain is implied: the device shows the attribute as "shared".
+            device = f"{devices_path(OURS)}/node-3-{DRIVER}.gpu-0"
+
+            async def shared(server: ServerProcess) -> bool:
+                async with server.async_client() as http:
+                    got = (await http.get(device)).json()
+                return got["spec"]["attributes"].get("shared") == {"bool": True}
+
+            await eventually(lambda: shared(b), timeout=WAIT)
+            await eventually(lambda: shared(a), timeout=WAIT)
+            b.kubectl("delete", f"resourceslicepatches.{OURS}/{name}")
+
+            async def unshared(server: ServerProcess) -> bool:
+                return not await shared(server)
+
+            await eventually(lambda: unshared(a), timeout=WAIT)
+            assert await device_list(a, OURS) == await device_list(b, OURS)
+        finally:
+            b.stop()
+    finally:
+        a.stop()
