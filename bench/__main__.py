@@ -15,6 +15,7 @@ from . import (
     machine,
     mixinsize,
     poolstatus,
+    profile,
     report,
     suite,
 )
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         etcdbench.SECTION,
         deviceview.SECTION,
         poolstatus.SECTION,
+        profile.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -82,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     if poolstatus.SECTION in wanted:
         pool_outcome = poolstatus.run(log=lambda s: print(s, file=sys.stderr))
         results[poolstatus.SECTION] = poolstatus.render(pool_outcome, date)
+    if profile.SECTION in wanted:
+        profiles = profile.run(generator, log=lambda s: print(s, file=sys.stderr))
+        results[profile.SECTION] = profile.render(profiles, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0

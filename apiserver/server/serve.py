@@ -193,6 +193,8 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         loop="uvloop",
         http="httptools",
         timeout_graceful_shutdown=5,
+        # Nothing in front of the server sets X-Forwarded-* for it to trust.
+        proxy_headers=False,
         lifespan="on",
     )
     return config, server

@@ -1,0 +1,129 @@
+"""``resource.k8s.io/v1alpha3`` AllocationReview: may these claims be allocated, on which
+nodes, with which devices — asked and answered at once, never stored (like
+SubjectAccessReview). A reserving review also holds the devices chosen on the best node in
+a ``DeviceReservation``.
+
+The shape is fixed so the scheduler shim and other clients can rely on it: ``spec.claims``
+(stored claims by namespace and name, or inline specs), ``spec.nodeNames`` (candidates;
+every known node when omitted), ``spec.reserve`` and ``spec.reservationSeconds`` (default
+30, at most 600); ``status.nodes`` one entry per candidate, best first (score, then name),
+each with the upstream AllocationResult per claim or the reasons it is infeasible, and
+``status.reservation`` when devices were reserved.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..base import APIModel, Time
+from ..meta import KindModel
+from .resourceclaim import AllocationResult, ResourceClaimSpec
+
+RESERVATION_SECONDS_DEFAULT = 30
+RESERVATION_SECONDS_MAX = 600
+CLAIMS_MAX = 32
+"""Claims reviewed together: a pod may reference at most 32 ResourceClaims upstream."""
+NODES_MAX = 5000
+"""Candidate nodes named in one review (a cluster's node limit)."""
+
+
+class ClaimReference(APIModel):
+    """A claim to allocate: a stored ResourceClaim, or an inline spec that is not stored."""
+
+    namespace: str | None = Field(
+        None, description="Namespace of the claim. Required for a stored claim."
+    )
+    name: str | None = Field(
+        None,
+        description="Name of the stored ResourceClaim; with an inline spec, an optional name "
+        "used in reasons.",
+    )
+    spec: ResourceClaimSpec | None = Field(
+        None,
+        description="An inline claim, validated as a ResourceClaim's spec on create and never "
+        "stored. When unset, the stored claim namespace/name is reviewed.",
+    )
+
+
+class AllocationReviewSpec(APIModel):
+    """What to review."""
+
+    claims: list[ClaimReference] = Field(
+        description="Claims allocated together, in this order, with no device shared.",
+        json_schema_extra={"x-kubernetes-list-type": "atomic"},
+    )
+    node_names: list[str] | None = Field(
+        None,
+        description="Candidate nodes. Omitted: every node the server knows. A name with no "
+        "Node object is a node without labels.",
+        json_schema_extra={"x-kubernetes-list-type": "atomic"},
+    )
+    reserve: bool | None = Field(
+        None,
+        description="Hold the devices chosen on the best feasible node in a DeviceReservation "
+        "until it expires, is deleted, or a claim's allocation of them is stored.",
+    )
+    reservation_seconds: int | None = Field(
+        None,
+        description="How long a reservation lasts, in seconds: default 30, at most 600.",
+    )
+
+
+class ReviewReason(APIModel):
+    """Why a claim cannot be allocated on a node."""
+
+    claim: str = Field(description="The claim (namespace/name, or the inline claim's name).")
+    request: str | None = Field(None, description="The request or request/subrequest, if any.")
+    reason: str = Field(description="A CamelCase reason, e.g. NoCandidates or BudgetExhausted.")
+    message: str = Field(description="What removed the candidates, with counts.")
+
+
+class NodeAllocation(APIModel):
+    """The answer for one candidate node."""
+
+    node_name: str = Field(description="The candidate node.")
+    feasible: bool = Field(description="Whether every claim can be allocated on the node.")
+    score: int | None = Field(
+        None, description="0-100, higher is better (node-local devices over fabric ones)."
+    )
+    allocations: list[AllocationResult] | None = Field(
+        None,
+        description="One upstream AllocationResult per spec.claims entry, in order, when feasible.",
+        json_schema_extra={"x-kubernetes-list-type": "atomic"},
+    )
+    reasons: list[ReviewReason] | None = Field(
+        None,
+        description="Why the node is infeasible.",
+        json_schema_extra={"x-kubernetes-list-type": "atomic"},
+    )
+
+
+class ReservationReference(APIModel):
+    """The DeviceReservation a reserving review made."""
+
+    name: str = Field(description="Name of the DeviceReservation.")
+    node_name: str = Field(description="The node the devices are held for.")
+    expiration_time: Time = Field(description="When the reservation expires.")
+
+
+class AllocationReviewStatus(APIModel):
+    """The answer, computed when the review is created."""
+
+    nodes: list[NodeAllocation] | None = Field(
+        None,
+        description="One entry per candidate node, best first (score, then name).",
+        json_schema_extra={"x-kubernetes-list-type": "atomic"},
+    )
+    reservation: ReservationReference | None = Field(
+        None, description="The reservation, with spec.reserve and a feasible node."
+    )
+
+
+class AllocationReview(KindModel):
+    """Asks which devices would satisfy claims on candidate nodes; answered at once and never
+    stored."""
+
+    spec: AllocationReviewSpec = Field(description="The claims and candidate nodes.")
+    status: AllocationReviewStatus | None = Field(
+        None, description="The answer, set by the server."
+    )

@@ -1,0 +1,77 @@
+"""Validation of an AllocationReview: pure functions returning field errors.
+
+Every claim names a stored claim (namespace and name) or carries an inline spec, validated
+as a ResourceClaim's spec is on create; at most 32 claims; candidate node names are DNS
+subdomains, each once; ``reservationSeconds`` between 1 and 600.
+"""
+
+from __future__ import annotations
+
+from ... import field
+from ...field import FieldError, Path
+from ...names import dns1123_label_errors, dns1123_subdomain_errors
+from ..allocationreview import (
+    CLAIMS_MAX,
+    NODES_MAX,
+    RESERVATION_SECONDS_MAX,
+    AllocationReview,
+)
+from .resourceclaim import validate_claim_spec
+
+
+def validate_allocation_review(review: AllocationReview) -> list[FieldError]:
+    spec = review.spec
+    path = Path("spec")
+    claims = path.child("claims")
+    errs: list[FieldError] = []
+    if not spec.claims:
+        errs.append(field.required(str(claims), "at least one claim is required"))
+    if len(spec.claims) > CLAIMS_MAX:
+        errs.append(field.too_many(str(claims), len(spec.claims), CLAIMS_MAX))
+    stored: set[tuple[str, str]] = set()
+    for i, ref in enumerate(spec.claims):
+        at = claims.index(i)
+        if ref.spec is not None:
+            errs += validate_claim_spec(ref.spec, at.child("spec"))
+            if ref.name:
+                errs += _name(ref.name, at.child("name"))
+            continue
+        if not ref.namespace:
+            errs.append(field.required(str(at.child("namespace")), "a stored claim needs one"))
+        else:
+            errs += [
+                field.invalid(str(at.child("namespace")), ref.namespace, e)
+                for e in dns1123_label_errors(ref.namespace)
+            ]
+        if not ref.name:
+            errs.append(field.required(str(at.child("name")), "name a stored claim or give a spec"))
+        else:
+            errs += _name(ref.name, at.child("name"))
+        key = (ref.namespace or "", ref.name or "")
+        if ref.namespace and ref.name and key in stored:
+            errs.append(field.duplicate(str(at), f"{key[0]}/{key[1]}"))
+        stored.add(key)
+    nodes = path.child("nodeNames")
+    names = spec.node_names or []
+    if len(names) > NODES_MAX:
+        errs.append(field.too_many(str(nodes), len(names), NODES_MAX))
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        errs += _name(name, nodes.index(i))
+        if name in seen:
+            errs.append(field.duplicate(str(nodes.index(i)), name))
+        seen.add(name)
+    seconds = spec.reservation_seconds
+    if seconds is not None and not 1 <= seconds <= RESERVATION_SECONDS_MAX:
+        errs.append(
+            field.invalid(
+                str(path.child("reservationSeconds")),
+                seconds,
+                f"must be between 1 and {RESERVATION_SECONDS_MAX}, inclusive",
+            )
+        )
+    return errs
+
+
+def _name(name: str, path: Path) -> list[FieldError]:
+    return [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(name)]
