@@ -15,7 +15,11 @@ from ..auth import Authenticator, Authorizer
 from ..controllers import EventRecorder
 from ..controllers.kubeevents import KubeEventRecorder
 from ..kinds import own_strategies
+from ..kinds.deviceclass import DeviceClassStrategy
+from ..kinds.node import NodeStrategy
+from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from ..kinds.resourceslice import ResourceSliceStrategy
 from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from ..machinery.admission import AdmissionPlugin
 from ..machinery.registry import Registry
@@ -28,13 +32,20 @@ from ..storage import Store
 from ..toolkit import Backoff
 from .cluster import COMPONENT, ClusterSources, RateLimit, admission_chain, serve_kinds
 
-UPSTREAM_PATHS = {
-    "slices": ("resourceslices", "/apis/resource.k8s.io/v1/resourceslices"),
-    "classes": ("deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses"),
-    "claims": ("resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims"),
-    "nodes": ("nodes", "/api/v1/nodes"),
+UPSTREAM = {
+    "slices": ResourceSliceStrategy.upstream().resource,
+    "classes": DeviceClassStrategy.upstream().resource,
+    "claims": ResourceClaimStrategy.upstream().resource,
+    "nodes": NodeStrategy.core().resource,
 }
-"""What each upstream source mirrors: its name and the kube-apiserver collection."""
+"""The kinds read from the kube-apiserver, by the field of ``ClusterSources`` they feed."""
+
+
+def collection_path(resource: ResourceType) -> str:
+    """Where the kube-apiserver serves the collection: ``/api/v1/nodes``,
+    ``/apis/resource.k8s.io/v1/resourceslices``."""
+    root = f"/apis/{resource.group}" if resource.group else "/api"
+    return f"{root}/{resource.version}/{resource.plural}"
 
 
 class AggregatedCluster:
@@ -59,8 +70,10 @@ class AggregatedCluster:
         self._served = serve_kinds(self.kinds(group), store, admission=self.admission)
         self._registries = {r.resource: r for r in self._served if isinstance(r, Registry)}
         upstream = {
-            field: KubeSource(connection, path, name=name, backoff=backoff)
-            for field, (name, path) in UPSTREAM_PATHS.items()
+            field: KubeSource(
+                connection, collection_path(resource), name=resource.plural, backoff=backoff
+            )
+            for field, resource in UPSTREAM.items()
         }
         self.upstream = list(upstream.values())
         self.sources = ClusterSources(
