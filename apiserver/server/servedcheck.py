@@ -7,7 +7,8 @@ never merges a local and a remote implementation of one group-version, so servin
 there would hide one of the two. A version is taken when its APIService is local, or when
 no APIService names it but the kube-apiserver's discovery lists it (a server without the
 aggregation layer). An APIService that points at a Service is the registration that routes
-to us, and is no clash.
+to us, and is no clash — unless the kube-apiserver manages it (the automanaged label): then
+it is a built-in one that was pointed at a Service, and the kube-apiserver puts it back.
 """
 
 from __future__ import annotations
@@ -48,12 +49,20 @@ async def taken_versions(connection: KubeConnection, group_versions: Iterable[st
         apiservice = apiservices.get(name)
         if apiservice is not None:
             spec = apiservice.get("spec") or {}
+            labels = (apiservice.get("metadata") or {}).get("labels") or {}
             if not spec.get("service"):
-                labels = (apiservice.get("metadata") or {}).get("labels") or {}
                 how = f", {AUTOMANAGED}={labels[AUTOMANAGED]}" if AUTOMANAGED in labels else ""
                 taken.append(
                     f"{group_version} is served by the kube-apiserver itself"
                     f" (APIService {name} is local{how})"
+                )
+            elif AUTOMANAGED in labels:
+                # A built-in's APIService pointed at a Service: the kube-apiserver resets
+                # it to local at its next start.
+                taken.append(
+                    f"{group_version} is served by the kube-apiserver itself (APIService"
+                    f" {name} is {AUTOMANAGED}={labels[AUTOMANAGED]}; its next start makes it"
+                    " local again)"
                 )
             continue
         status, _ = await connection.request("GET", f"/apis/{group}/{version}")

@@ -97,6 +97,27 @@ async def test_apiservices_that_route_to_a_service_are_no_clash() -> None:
     assert upstream.asked == [APISERVICES]
 
 
+async def test_a_built_in_apiservice_pointed_at_a_service_is_still_a_clash() -> None:
+    """Applying our APIService over the kube-apiserver's own keeps its automanaged label;
+    the kube-apiserver makes it local again at its next start."""
+    service = {"name": "dra-apiserver", "namespace": "dra-system", "port": 443}
+    upstream = Upstream(
+        {
+            APISERVICES: listed(
+                apiservice(
+                    "v1alpha3.resource.k8s.io",
+                    service,
+                    **{"kube-aggregator.kubernetes.io/automanaged": "onstart"},
+                ),
+                apiservice("v1alpha1.resource.k8s.io", service),
+            )
+        }
+    )
+    [taken] = await taken_versions(upstream, OURS)
+    assert "APIService v1alpha3.resource.k8s.io" in taken
+    assert "local again" in taken
+
+
 async def test_without_apiservices_discovery_decides() -> None:
     """A server with no aggregation layer (this server standalone): what its discovery lists
     is taken, the rest is free."""
