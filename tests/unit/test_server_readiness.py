@@ -41,6 +41,9 @@ async def test_readyz_waits_for_the_device_view(store: SQLiteStore) -> None:
         await service.start()
         try:
             await asyncio.wait_for(service.view.wait_synced(), 10)
+            # /readyz also names the sources the view does not read (nodes, claims…).
+            synced = (s.wait_synced() for s in cluster.sources.all())
+            await asyncio.wait_for(asyncio.gather(*synced), 10)
             after = await client.get("/readyz")
             assert (after.status_code, after.text) == (200, "ok")
             listed = await client.get(f"/apis/{GROUP}/v1alpha3/devices")
