@@ -21,6 +21,8 @@ from ..kinds import own_strategies, standalone_strategies
 from ..kinds.admission import CreateRateLimit, UserRateLimiter
 from ..kinds.deviceclass import DeviceClassStrategy
 from ..kinds.event import EventStrategy
+from ..kinds.namespace import NamespaceStrategy
+from ..kinds.namespacelifecycle import NamespaceLifecycle
 from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..kinds.resourceslice import ResourceSliceStrategy
@@ -131,9 +133,12 @@ class StandaloneCluster:
         if limit.rate > 0:
             limiter = UserRateLimiter(limit.rate, limit.burst, what=requests.plural)
             plugins.append(CreateRateLimit(requests, limiter))
+        lifecycle = NamespaceLifecycle()
+        plugins.insert(0, lifecycle)
         self.admission = AdmissionChain(plugins)
         self._served = serve_kinds(self.kinds(group), store, admission=self.admission)
         self._registries = {r.resource: r for r in self._served if isinstance(r, Registry)}
+        lifecycle.bind(self.registry(NamespaceStrategy.core().resource))
         self.sources = ClusterSources(
             slices=self._source(ResourceSliceStrategy.upstream().resource),
             classes=self._source(DeviceClassStrategy.upstream().resource),
@@ -158,6 +163,10 @@ class StandaloneCluster:
 
     def registry(self, resource: ResourceType) -> Registry:
         return self._registries[resource]
+
+    def registries(self) -> list[Registry]:
+        """The registry of every stored kind."""
+        return list(self._registries.values())
 
     async def start(self) -> None:
         for source in self.sources.all():

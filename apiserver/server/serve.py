@@ -19,8 +19,11 @@ from ..auth import (
     generate_token_file,
     read_token_file,
 )
+from ..controllers.namespacedeletion import NamespaceDeleter
 from ..kinds import SystemNamespaces
+from ..kinds.namespace import NamespaceStrategy
 from ..machinery.resource import VERBS
+from ..sources import StoreSource
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
@@ -152,7 +155,13 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         ),
     )
     metrics = CollectorRegistry()
-    services: list[Service] = [cluster, SystemNamespaces(store), devices]
+    namespaces = cluster.registry(NamespaceStrategy.core().resource)
+    namespace_deleter = NamespaceDeleter(
+        StoreSource(store, namespaces.resource.key_prefix(), name="namespaces"),
+        namespaces,
+        cluster.registries(),
+    )
+    services: list[Service] = [cluster, SystemNamespaces(store), namespace_deleter, devices]
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
