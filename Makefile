@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck layers unit e2e bench clean
+.PHONY: run test lint typecheck layers unit e2e bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ test: lint typecheck layers
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+# schemathesis over the OpenAPI documents of a server it starts; summary in bench/RESULTS.md
+fuzz: $(STAMP)
+	$(PY) -m bench.fuzz
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

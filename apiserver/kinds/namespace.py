@@ -11,6 +11,7 @@ and ``SystemNamespaces``, which creates ``default`` and ``kube-system`` at start
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from typing import Any, ClassVar
 
@@ -35,6 +36,9 @@ NAME_LABEL = "kubernetes.io/metadata.name"
 SYSTEM_NAMESPACES = ("default", "kube-system")
 """Created at start when missing."""
 UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
+KUBERNETES_FINALIZER = "kubernetes"
+"""Put in ``spec.finalizers`` of every new namespace; the namespace controller removes it once
+everything in the namespace is deleted."""
 
 
 def namespace_phase(obj: dict[str, Any]) -> str:
@@ -119,15 +123,67 @@ class NamespaceStrategy(Strategy[Namespace]):
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         obj["status"] = {"phase": ACTIVE}
         _label_with_name(obj)
+        spec = obj.get("spec")
+        if spec is None:
+            spec = obj["spec"] = {}
+        if isinstance(spec, dict):
+            finalizers = spec.get("finalizers")
+            if finalizers is None:
+                spec["finalizers"] = [KUBERNETES_FINALIZER]
+            elif isinstance(finalizers, list) and KUBERNETES_FINALIZER not in finalizers:
+                finalizers.append(KUBERNETES_FINALIZER)
 
     def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
         _label_with_name(obj)
+        # Only the namespace controller changes spec.finalizers (through ``FinalizeUpdate``).
+        kept = (old.get("spec") or {}).get("finalizers")
+        if kept is not None and obj.get("spec") is None:
+            obj["spec"] = {}
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            if kept is None:
+                spec.pop("finalizers", None)
+            else:
+                spec["finalizers"] = kept
+
+    def pending_finalizers(self, obj: dict[str, Any]) -> list[str]:
+        spec = obj.get("spec")
+        own = spec.get("finalizers") if isinstance(spec, dict) else None
+        return super().pending_finalizers(obj) + (list(own) if isinstance(own, list) else [])
+
+    def prepare_for_delete(self, obj: dict[str, Any]) -> None:
+        obj["status"] = {**(obj.get("status") or {}), "phase": TERMINATING}
 
     def validate(self, obj: Namespace) -> list[FieldError]:
         return validate_namespace(obj)
 
     def validate_status(self, obj: Namespace) -> list[FieldError]:
         return validate_namespace_status(obj)
+
+
+class FinalizeUpdate:
+    """The write of the namespace controller (``/finalize`` upstream): only
+    ``spec.finalizers`` may change, and once the last one is gone from a namespace being
+    deleted, the namespace goes."""
+
+    subresource = "finalize"
+
+    def __init__(self, strategy: NamespaceStrategy) -> None:
+        self.strategy = strategy
+
+    def carry_over(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        result = copy.deepcopy(old)
+        spec = new.get("spec")
+        finalizers = spec.get("finalizers") if isinstance(spec, dict) else None
+        result_spec = result.setdefault("spec", {})
+        if finalizers:
+            result_spec["finalizers"] = finalizers
+        else:
+            result_spec.pop("finalizers", None)
+        return result
+
+    def validate_update(self, new: Any, old: Any) -> list[FieldError]:
+        return self.strategy.validate(new)
 
 
 class SystemNamespaces:

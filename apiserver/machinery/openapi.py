@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from .openapidocs import one_description_per_field
 from .patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from .resource import ResourceType
 
@@ -78,8 +79,6 @@ def _convert(node: Any, names: dict[str, str], ref_base: str) -> Any:
     if not isinstance(node, dict):
         return node
     node = dict(node)
-    if node.get("x-k8s-quantity"):
-        return {"$ref": ref_base + QUANTITY}
     any_of = node.pop("anyOf", None)
     if any_of is not None:
         options = [o for o in any_of if o != {"type": "null"}]
@@ -90,6 +89,11 @@ def _convert(node: Any, names: dict[str, str], ref_base: str) -> Any:
             node = merged
         else:
             node["anyOf"] = options
+    if node.get("x-k8s-quantity"):
+        quantity = {"$ref": ref_base + QUANTITY}
+        if node.get("description"):
+            return {"allOf": [quantity], "description": node["description"]}
+        return quantity
     for drop in (
         ("title", "additionalProperties")
         if node.get("additionalProperties") is False
@@ -171,23 +175,46 @@ def _common_schemas(ref_base: str) -> dict[str, Any]:
             "type": "object",
             "properties": {
                 "continue": {"type": "string", "description": "Token to request the next page."},
-                "remainingItemCount": {"type": "integer", "format": "int64"},
+                "remainingItemCount": {
+                    "type": "integer",
+                    "format": "int64",
+                    "description": "How many items are left after this page, when known.",
+                },
                 "resourceVersion": {"type": "string", "description": "Version of the collection."},
-                "selfLink": {"type": "string"},
+                "selfLink": {
+                    "type": "string",
+                    "description": "Deprecated; not set by this server.",
+                },
             },
         },
         f"{META}.Status": {
             "description": "The result of an operation that does not return an object, and every error.",
             "type": "object",
             "properties": {
-                "apiVersion": {"type": "string"},
-                "kind": {"type": "string"},
-                "code": {"type": "integer", "format": "int32"},
-                "details": {"type": "object"},
-                "message": {"type": "string"},
-                "metadata": {"allOf": [{"$ref": ref_base + f"{META}.ListMeta"}]},
-                "reason": {"type": "string"},
-                "status": {"type": "string"},
+                "apiVersion": {
+                    "type": "string",
+                    "description": "APIVersion of this representation.",
+                },
+                "kind": {"type": "string", "description": "Kind of this representation."},
+                "code": {
+                    "type": "integer",
+                    "format": "int32",
+                    "description": "The HTTP status code of the answer.",
+                },
+                "details": {
+                    "type": "object",
+                    "description": "What the error is about: name, group, kind, and its causes.",
+                },
+                "message": {"type": "string", "description": "What happened, for a human."},
+                "metadata": {
+                    "allOf": [{"$ref": ref_base + f"{META}.ListMeta"}],
+                    "description": "Standard list metadata.",
+                },
+                "reason": {
+                    "type": "string",
+                    "description": "Why the operation failed, as a CamelCase word (e.g. NotFound).",
+                },
+                "status": {"type": "string", "description": "Success or Failure."},
             },
             "x-kubernetes-group-version-kind": [{"group": "", "version": "v1", "kind": "Status"}],
         },
@@ -440,6 +467,7 @@ def v3_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
     for kind in kinds:
         schemas.update(_kind_schemas(kind, ref_base))
         paths.update(_paths(kind, ref_base))
+    one_description_per_field(schemas)
     return {
         "openapi": "3.0.0",
         "info": {"title": title, "version": "v0.1.0"},
@@ -460,6 +488,7 @@ def v2_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
                 verb: _v2_operation(op) if verb != "parameters" else [_v2_param(p) for p in op]
                 for verb, op in item.items()
             }
+    one_description_per_field(definitions)
     return {
         "swagger": "2.0",
         "info": {"title": title, "version": "v0.1.0"},

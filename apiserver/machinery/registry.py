@@ -599,7 +599,7 @@ class Registry(StoreReader):
             raise _Retry() from None
         except StorageError as err:
             raise self._storage_error(err, name) from err
-        if new["metadata"].get("deletionTimestamp") and not new_finalizers:
+        if new["metadata"].get("deletionTimestamp") and not self.strategy.pending_finalizers(new):
             # The last finalizer is gone: the object goes now (watchers see MODIFIED, DELETED).
             try:
                 await self._remove(stored)
@@ -647,13 +647,14 @@ class Registry(StoreReader):
                     f" ResourceVersion in object meta: {meta.get('resourceVersion')}",
                 )
             await self._admit(DELETE, namespace, name, None, current.obj, opts)
-            if meta.get("finalizers"):
+            if self.strategy.pending_finalizers(current.obj):
                 if meta.get("deletionTimestamp"):
                     return WriteResult(current, 200)
                 marked = current.copy()
                 marked["metadata"]["deletionTimestamp"] = now_rfc3339()
                 marked["metadata"]["deletionGracePeriodSeconds"] = 0
                 marked["metadata"]["generation"] = meta.get("generation", 1) + 1
+                self.strategy.prepare_for_delete(marked)
                 if opts.dry_run:
                     return WriteResult(unstored(marked), 200)
                 try:

@@ -95,6 +95,16 @@ class Strategy(Generic[M]):
         server keeps from ``old`` is already carried over), e.g. apply the defaults a create
         applies, so that re-sending an object without them is not a change."""
 
+    def pending_finalizers(self, obj: dict[str, Any]) -> list[str]:
+        """What must be done before a deleted object may go: ``metadata.finalizers``, and a
+        kind's own finalizers (a Namespace's ``spec.finalizers``) if it has any."""
+        finalizers = (obj.get("metadata") or {}).get("finalizers")
+        return list(finalizers) if isinstance(finalizers, list) else []
+
+    def prepare_for_delete(self, obj: dict[str, Any]) -> None:
+        """Adjust an object that is marked for deletion and held by finalizers (e.g. the
+        phase a Namespace reports while its content is deleted)."""
+
     def validate(self, obj: M) -> list[FieldError]:
         """Validate the kind-specific parts of a new object."""
         return []

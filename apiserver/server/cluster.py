@@ -21,6 +21,8 @@ from ..kinds import own_strategies, standalone_strategies
 from ..kinds.admission import CreateRateLimit, UserRateLimiter
 from ..kinds.deviceclass import DeviceClassStrategy
 from ..kinds.event import EventStrategy
+from ..kinds.namespace import NamespaceStrategy
+from ..kinds.namespacelifecycle import NamespaceLifecycle
 from ..kinds.node import NodeStrategy
 from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
@@ -148,17 +150,20 @@ class StandaloneCluster:
         self.group = group
         self.authenticator = authenticator
         self.authorizer = authorizer
-        requests = ResourcePoolStatusRequestStrategy.for_group(group).resource
-        self.admission = admission_chain(group, pool_status_create_limit, admission)
+        lifecycle = NamespaceLifecycle()
+        self.admission = admission_chain(
+            group, pool_status_create_limit, [lifecycle, *(admission or [])]
+        )
         self._served = serve_kinds([*self.kinds(group), *reviews], store, admission=self.admission)
         self._registries = {r.resource: r for r in self._served if isinstance(r, Registry)}
+        lifecycle.bind(self.registry(NamespaceStrategy.core().resource))
         self.sources = ClusterSources(
             slices=self._source(ResourceSliceStrategy.upstream().resource),
             classes=self._source(DeviceClassStrategy.upstream().resource),
             claims=self._source(ResourceClaimStrategy.upstream().resource),
             nodes=self._source(NodeStrategy.core().resource),
             patches=self._source(ResourceSlicePatchStrategy.for_group(group).resource),
-            requests=self._source(requests),
+            requests=self._source(ResourcePoolStatusRequestStrategy.for_group(group).resource),
         )
         self.events: EventRecorder = RegistryEventRecorder(
             self.registry(EventStrategy.core().resource), COMPONENT
@@ -177,6 +182,10 @@ class StandaloneCluster:
 
     def registry(self, resource: ResourceType) -> Registry:
         return self._registries[resource]
+
+    def registries(self) -> list[Registry]:
+        """The registry of every stored kind."""
+        return list(self._registries.values())
 
     async def start(self) -> None:
         for source in self.sources.all():

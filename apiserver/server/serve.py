@@ -23,17 +23,20 @@ from ..auth.delegation import AuthOptions, auth_for_mode
 from ..auth.kubeconfig import load_kubeconfig
 from ..auth.reviewkinds import review_strategies
 from ..auth.reviews import EveryRule, RuleResolver
+from ..controllers.namespacedeletion import NamespaceDeleter
 from ..kinds import SystemNamespaces
 from ..kinds.devicereservation import DeviceReservationStrategy
+from ..kinds.namespace import NamespaceStrategy
 from ..machinery.review import ReviewStrategy
 from ..reservations import ReservationService
+from ..sources import StoreSource
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
 from ..storage.sqlite import SQLiteStore
 from .app import APIServer, ServerSettings, Service, build_app
 from .certs import ServingFiles, ensure_serving_certs
-from .cluster import RateLimit
+from .cluster import RateLimit, StandaloneCluster
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .modes import build_cluster, check_upstream, stored_kinds
@@ -235,10 +238,18 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         *([rbac] if rbac is not None else []),
         *([auth.service] if auth.service is not None else []),
         cluster,
-        *([SystemNamespaces(store)] if standalone else []),
-        devices,
-        reservations,
     ]
+    if isinstance(cluster, StandaloneCluster):
+        namespaces = cluster.registry(NamespaceStrategy.core().resource)
+        services += [
+            SystemNamespaces(store),
+            NamespaceDeleter(
+                StoreSource(store, namespaces.resource.key_prefix(), name="namespaces"),
+                namespaces,
+                cluster.registries(),
+            ),
+        ]
+    services += [devices, reservations]
     if options.pool_status:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl

@@ -53,6 +53,9 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-judy}]
 """
 
 
+NAMESPACES = ("team-a", "team-b", "printing", "elsewhere", "judy-ns")
+
+
 def _grant_story_roles(server: RBACServer) -> None:
     """The KEP's role for grace, view in team-a for bob, view for judy's group (idempotent)."""
     server.proc.kubectl("apply", "-f", "-", input=POOL_STATUS_READER)
@@ -83,6 +86,9 @@ def rbac_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RBACServer
     token_file = workdir / "tokens.csv"
     token_file.write_text("\n".join(lines) + "\n")
     proc = start_server(workdir, ["--token-auth-file", str(token_file)])
+    # Objects are only created in namespaces that exist (namespace lifecycle).
+    for namespace in NAMESPACES:
+        proc.kubectl("create", "namespace", namespace)
     try:
         yield RBACServer(proc, tokens)
     finally:

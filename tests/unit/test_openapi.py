@@ -96,7 +96,8 @@ def test_kind_schema_is_named_and_shaped_like_kubernetes() -> None:
     }
     capacity = V3_SCHEMAS["io.k8s.api.resource.v1alpha3.DeviceCapacity"]
     assert capacity["properties"]["value"] == {
-        "$ref": "#/components/schemas/io.k8s.apimachinery.pkg.api.resource.Quantity"
+        "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.api.resource.Quantity"}],
+        "description": "Value defines how much of a certain capacity that device has.",
     }
     lst = V3_SCHEMAS["io.k8s.api.resource.v1alpha3.ResourceSlicePatchList"]
     assert lst["properties"]["items"]["items"] == {

@@ -114,7 +114,11 @@ def set_patch_taint_times(
 
 
 def _identity(taint: dict[str, Any]) -> tuple[Any, ...]:
-    return (taint.get("key"), taint.get("value"), taint.get("effect"))
+    # Ill-typed parts (a list for a key, say) are still told apart, and stay hashable.
+    return tuple(
+        v if v is None or isinstance(v, str) else repr(v)
+        for v in (taint.get("key"), taint.get("value"), taint.get("effect"))
+    )
 
 
 def _taints(spec: Any) -> list[dict[str, Any]]:

@@ -1,0 +1,60 @@
+"""Namespace lifecycle admission: what may be written into which namespace.
+
+As Kubernetes' ``NamespaceLifecycle`` plugin: ``default``, ``kube-system`` and
+``kube-public`` are never deleted; a namespaced object may not be created or updated in a
+namespace that does not exist (404), nor created in one that is being deleted (403);
+deletes of namespaced objects always go on, so that a terminating namespace can be emptied.
+
+The plugin is part of the admission chain the registries are built with, and reads the
+Namespaces through the Namespace registry of that same cluster, so it is told which one
+after construction (``bind``).
+"""
+
+from __future__ import annotations
+
+from ..machinery import errors
+from ..machinery.admission import CREATE, DELETE, UPDATE, AdmissionRequest
+from ..machinery.registry import Registry
+from .namespace import NamespaceStrategy, creation_refusal, deletion_refusal
+
+NAMESPACES = NamespaceStrategy.core().resource
+
+
+class NamespaceLifecycle:
+    def __init__(self) -> None:
+        self._namespaces: Registry | None = None
+
+    def bind(self, namespaces: Registry) -> None:
+        """The registry the namespaces are read from (the cluster's own)."""
+        self._namespaces = namespaces
+
+    async def admit(self, request: AdmissionRequest) -> None:
+        if request.resource == NAMESPACES:
+            if request.operation == DELETE:
+                refusal = deletion_refusal(request.name)
+                if refusal is not None:
+                    raise refusal
+            return
+        if not request.resource.namespaced or request.operation not in (CREATE, UPDATE):
+            return
+        namespace = request.namespace or _namespace_of(request)
+        if not namespace:
+            return
+        if self._namespaces is None:
+            raise errors.internal("namespace lifecycle admission has no namespace registry")
+        try:
+            stored = (await self._namespaces.get(None, namespace)).obj
+        except errors.StatusError as err:
+            if err.code != 404:
+                raise
+            stored = None
+        refusal = creation_refusal(namespace, stored)
+        # Updates in a terminating namespace go on (finalizers must be removable there).
+        if refusal is not None and (request.operation == CREATE or stored is None):
+            raise refusal
+
+
+def _namespace_of(request: AdmissionRequest) -> str:
+    meta = (request.obj or {}).get("metadata")
+    namespace = meta.get("namespace") if isinstance(meta, dict) else None
+    return namespace if isinstance(namespace, str) else ""
