@@ -6,6 +6,7 @@ from typing import Any
 
 from ..api.resource import DRA_GROUP
 from ..machinery.strategy import Strategy
+from .allocationreview import AllocationReviewStrategy
 from .device import DeviceStrategy
 from .deviceclass import DeviceClassStrategy
 from .devicereservation import DeviceReservationStrategy
@@ -42,6 +43,7 @@ def own_strategies(group: str = DRA_GROUP) -> list[Strategy[Any]]:
         ResourceSlicePatchStrategy.for_group(group),
         ResourcePoolStatusRequestStrategy.for_group(group),
         DeviceReservationStrategy.for_group(group),
+        AllocationReviewStrategy.for_group(group),
     ]
 
 

@@ -25,15 +25,18 @@ from ..auth.reviewkinds import review_strategies
 from ..auth.reviews import EveryRule, RuleResolver
 from ..controllers.namespacedeletion import NamespaceDeleter
 from ..kinds import SystemNamespaces
+from ..kinds.allocationreview import AllocationReviewStrategy
 from ..kinds.devicereservation import DeviceReservationStrategy
 from ..kinds.namespace import NamespaceStrategy
 from ..machinery.review import ReviewStrategy
+from ..pools import PoolIndex
 from ..reservations import ReservationService
 from ..sources import StoreSource
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
 from ..storage.sqlite import SQLiteStore
+from .allocation import AllocationService, PoolIndexService
 from .app import APIServer, ServerSettings, Service, build_app
 from .certs import ServingFiles, ensure_serving_certs
 from .cluster import RateLimit, StandaloneCluster
@@ -254,7 +257,17 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
         )
-        services.append(PoolStatusService(cluster, options.group, devices, pool_options, metrics))
+        pool_status = PoolStatusService(cluster, options.group, devices, pool_options, metrics)
+        services.append(pool_status)
+        pools = pool_status.index
+    else:
+        # The allocator reads the same pools as pool status would: one index either way.
+        pools = PoolIndex(devices.view, cluster.sources.slices, cluster.sources.claims)
+        services.append(PoolIndexService(pools))
+    allocation = AllocationService(cluster, pools, reservations, store)
+    for resource in cluster.served():
+        if isinstance(resource.strategy, AllocationReviewStrategy):
+            resource.strategy.answer_with(allocation.review)
     server = APIServer(
         store,
         [*cluster.served(), *devices.served()],

@@ -1,0 +1,207 @@
+"""The allocation service: what answers an AllocationReview.
+
+A review first catches up (the cluster's sources reach the revision the store had when the
+review arrived, and the pool index has absorbed the device view), so ``kubectl apply``
+followed by a review never gets a stale answer. Then: the claims (stored ones from the
+claims source, inline specs as sent), the candidate nodes (named, or every node the
+cluster knows; a name with no Node object is a node without labels), one allocator over a
+snapshot of the pools with every reserved device held, and the engine's answer per node,
+best first (feasible, score, then name). A reserving review holds the devices chosen on the
+best feasible node in a DeviceReservation; if another review took one of them in between,
+it asks again (a few times) before it answers without a reservation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..allocator import Allocator, Claim, NodeResult, parse_claim
+from ..api.resource.allocationreview import RESERVATION_SECONDS_DEFAULT, AllocationReview
+from ..api.resource.views import DeviceID
+from ..machinery import errors
+from ..machinery.user import UserInfo
+from ..pools import Node, PoolIndex
+from ..reservations import ClaimRef, ReservationService
+from ..sources import Source
+from ..storage import Store
+from .cluster import Cluster, StandaloneCluster
+
+log = logging.getLogger("apiserver.allocation")
+
+CATCH_UP_SECONDS = 10.0
+"""How long a review waits for the caches to reach the store's revision before it answers
+503 (a store that cannot be followed is unavailable, not a reason for a stale answer)."""
+RESERVE_ATTEMPTS = 3
+_REQUEST = re.compile(r"^claim (?P<claim>\S+)(?: request (?P<request>\S+))?: (?P<message>.*)$")
+_REASONS = (
+    ("budget", "BudgetExhausted"),
+    ("unsatisfiable", "ConstraintUnsatisfiable"),
+    ("counters exhausted", "CountersExhausted"),
+    ("incomplete or invalid", "PoolUnusable"),
+    ("is reachable from", "NoCandidates"),
+    ("exceed the claim limit", "TooManyDevices"),
+)
+
+
+class AllocationService:
+    def __init__(
+        self,
+        cluster: Cluster,
+        pools: PoolIndex,
+        reservations: ReservationService,
+        store: Store,
+    ) -> None:
+        self.cluster = cluster
+        self.pools = pools
+        self.reservations = reservations
+        self.store = store
+
+    async def review(self, review: AllocationReview, user: UserInfo) -> dict[str, Any]:
+        await self._catch_up()
+        spec = review.spec
+        claims = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
+        nodes = self._nodes(spec.node_names)
+        for _ in range(RESERVE_ATTEMPTS):
+            held = self.reservations.held()
+            allocator = Allocator(
+                self.pools.snapshot(), self._classes(), reserved={DeviceID(*d) for d in held}
+            )
+            results = sorted(await allocator.review(claims, nodes), key=_rank)
+            status: dict[str, Any] = {"nodes": [_node_answer(r) for r in results]}
+            best = next((r for r in results if r.feasible), None)
+            if not spec.reserve or best is None:
+                return status
+            try:
+                reservation = await self.reservations.reserve(
+                    best.node,
+                    [tuple(d) for d in best.devices],  # type: ignore[misc]
+                    # An inline claim is named as the review names it (in "default" without
+                    # a namespace): no stored allocation will release it; it expires.
+                    [
+                        ClaimRef(ref.namespace or "default", ref.name or f"inline-{i}")
+                        for i, ref in enumerate(spec.claims)
+                    ],
+                    float(spec.reservation_seconds or RESERVATION_SECONDS_DEFAULT),
+                )
+            except errors.StatusError as err:
+                if err.code != 409:
+                    raise
+                log.info("reserving on %s lost a race (%s); asking again", best.node, err)
+                continue
+            status["reservation"] = {
+                "name": reservation.metadata.name,
+                "nodeName": best.node,
+                "expirationTime": reservation.spec.expiration_time,
+            }
+            return status
+        return status
+
+    # -- inputs ----------------------------------------------------------------------
+
+    async def _catch_up(self) -> None:
+        """Every source this mode reads from its own store reaches the store's current
+        revision, and the pool index has absorbed the view."""
+        revision = await self.store.current_revision()
+        sources = self._own_sources()
+        deadline = time.monotonic() + CATCH_UP_SECONDS
+        while any(s.revision < revision for s in sources):
+            if time.monotonic() > deadline:
+                raise errors.StatusError(
+                    503,
+                    "ServiceUnavailable",
+                    "the allocation caches did not catch up with the store; retry",
+                    headers={"Retry-After": "1"},
+                )
+            await asyncio.sleep(
+                0.005
+            )  # a catch-up of the caches, not a condition another task sets
+        await self.pools.settle()
+
+    def _own_sources(self) -> list[Source]:
+        sources = self.cluster.sources
+        if not isinstance(self.cluster, StandaloneCluster):
+            return [sources.patches]  # upstream kinds follow the kube-apiserver's revisions
+        return [sources.slices, sources.classes, sources.claims, sources.nodes, sources.patches]
+
+    def _claim(self, index: int, ref: Any) -> Claim:
+        if ref.spec is not None:
+            name = ref.name or f"spec.claims[{index}]"
+            return parse_claim(
+                name, {"spec": ref.spec.model_dump(by_alias=True, exclude_none=True)}
+            )
+        key = f"{ref.namespace}/{ref.name}"
+        stored = self.cluster.sources.claims.get(key)
+        if stored is None:
+            raise errors.not_found("resourceclaims", "resource.k8s.io", key)
+        return parse_claim(key, stored)
+
+    def _nodes(self, names: Sequence[str] | None) -> list[Node]:
+        source = self.cluster.sources.nodes
+        if names is None:
+            objects = source.items()
+            return [Node(str(o["metadata"]["name"]), _labels(o)) for o in objects]
+        out = []
+        for name in names:
+            obj = source.get(name)
+            out.append(Node(name, _labels(obj) if obj is not None else {}))
+        return out
+
+    def _classes(self) -> dict[str, dict[str, Any]]:
+        return {
+            str(o["metadata"]["name"]): o
+            for o in self.cluster.sources.classes.items()
+            if isinstance(o.get("metadata"), dict)
+        }
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, str]:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
+
+
+def _rank(result: NodeResult) -> tuple[bool, int, str]:
+    return (not result.feasible, -result.score, result.node)
+
+
+def _node_answer(result: NodeResult) -> dict[str, Any]:
+    answer: dict[str, Any] = {"nodeName": result.node, "feasible": result.feasible}
+    if result.feasible:
+        answer["score"] = result.score
+        answer["allocations"] = [c.allocation for c in result.claims]
+    else:
+        answer["score"] = 0
+        answer["reasons"] = [_reason(text) for text in result.reasons]
+    return answer
+
+
+def _reason(text: str) -> dict[str, Any]:
+    """The engine's worded reason as the API's {claim, request, reason, message}."""
+    match = _REQUEST.match(text)
+    claim = match.group("claim") if match else ""
+    request = match.group("request") if match else None
+    reason = next((r for key, r in _REASONS if key in text), "Unsatisfiable")
+    entry: dict[str, Any] = {"claim": claim, "reason": reason, "message": text}
+    if request:
+        entry["request"] = request
+    return entry
+
+
+class PoolIndexService:
+    """The pool index as a service of its own, when no pool status service runs it."""
+
+    def __init__(self, index: PoolIndex) -> None:
+        self.index = index
+
+    async def start(self) -> None:
+        await self.index.start()
+
+    async def close(self) -> None:
+        await self.index.close()
+
+    def readiness(self) -> dict[str, bool]:
+        return {"pool-index": self.index.has_synced}
