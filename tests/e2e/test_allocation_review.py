@@ -136,16 +136,30 @@ def test_reservations_hold_devices_for_later_reviews(cluster: ServerProcess) -> 
     assert again["status"]["nodes"][0]["feasible"] is True
 
 
-def test_concurrent_reserving_reviews_never_share_a_device(cluster: ServerProcess) -> None:
-    """More reserving reviews than devices, at once: exactly as many reservations as devices,
-    no device twice."""
-    node = "node-3"
-    count = len(slice_devices(cluster)[node])
+def test_fifty_reserving_reviews_for_the_last_ten_devices(cluster: ServerProcess) -> None:
+    """50 reserving reviews at once for a node with 10 free devices: exactly 10 hold a
+    device, none twice; the other 40 are answered, without a reservation."""
+    node = "node-5"
+    ten = {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "node-5-ten"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "pool": {"name": "node-5-ten", "generation": 1, "resourceSliceCount": 1},
+            "nodeName": node,
+            "devices": [
+                {"name": f"gpu-{i}", "attributes": {"model": {"string": "l40"}}} for i in range(10)
+            ],
+        },
+    }
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(ten))
+    selector = 'device.attributes["gpu.example.com"].model == "l40"'
     body = {
         "apiVersion": f"{GROUP}/v1alpha3",
         "kind": "AllocationReview",
         "spec": {
-            "claims": [{"name": "one", "spec": gpu_claim()}],
+            "claims": [{"name": "one", "spec": gpu_claim(1, selector)}],
             "nodeNames": [node],
             "reserve": True,
             "reservationSeconds": 120,
@@ -159,16 +173,20 @@ def test_concurrent_reserving_reviews_never_share_a_device(cluster: ServerProces
             status: dict[str, Any] = answer.json()["status"]
             return status
 
-    with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        answers = list(pool.map(ask, range(count * 3)))
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(ask, range(50)))
     held = [
         a["nodes"][0]["allocations"][0]["devices"]["results"][0]["device"]
         for a in answers
         if "reservation" in a
     ]
-    assert len(held) == count
-    assert len(set(held)) == count
+    assert len(held) == 10
+    assert len(set(held)) == 10
+    reservations = cluster.client().get(f"/apis/{GROUP}/v1alpha3/devicereservations").json()
+    stored = [d["device"] for r in reservations["items"] for d in r["spec"]["devices"]]
+    assert sorted(stored) == sorted(held)
     cluster.kubectl("delete", "devicereservations", "--all")
+    cluster.kubectl("delete", "resourceslice", "node-5-ten")
 
 
 def test_a_review_sees_what_was_applied_just_before(cluster: ServerProcess) -> None:
