@@ -167,6 +167,7 @@ def test_serves_only_our_kinds(aggregated: ServerProcess) -> None:
     assert sorted(resources) == sorted(
         f"{plural}.{OURS}"
         for plural in (
+            "allocationreviews",
             "devicereservations",
             "devices",
             "resourceslicepatches",

@@ -75,6 +75,7 @@ def test_resource_list_of_a_group_version(discovery: Discovery) -> None:
     assert doc["groupVersion"] == f"{GROUP}/v1alpha3"
     by_name = {r["name"]: r for r in doc["resources"]}
     assert set(by_name) == {
+        "allocationreviews",
         "devicereservations",
         "devices",
         "resourceslicepatches",

@@ -26,6 +26,7 @@ async def test_serves_our_kinds_and_is_not_ready_before_the_upstream_has_synced(
         (GROUP, "resourcepoolstatusrequests", ""),
         (GROUP, "resourcepoolstatusrequests", "status"),
         (GROUP, "devicereservations", ""),
+        (GROUP, "allocationreviews", ""),
     }
     assert {s.name for s in cluster.upstream} == {
         "resourceslices",

@@ -166,6 +166,8 @@ def test_partial_object_metadata() -> None:
 
 def test_served_kinds_print_name_first_and_age_last() -> None:
     for strategy in strategies(standalone=False):
+        if "list" not in strategy.verbs:
+            continue  # a review kind is never listed: no table to print
         columns = strategy.table_columns()
         assert columns[0] is NAME_COLUMN
         assert columns[-1] is AGE_COLUMN
