@@ -60,7 +60,7 @@ def build_app(api: APIClient, paths: Paths, *, attach_timeout: float = ATTACH_TI
         try:
             args = FilterArgs.parse(await _body(request))
         except ProtocolError as err:
-            return _json(FilterResult(error=str(err)).wire(FilterArgs({}, [], None)), 400)
+            return _json(FilterResult(error=str(err)).wire(None), 400)
         return _json((await scheduler.filter(args)).wire(args))
 
     @app.post("/prioritize")

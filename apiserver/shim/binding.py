@@ -17,7 +17,9 @@ attached (KEP-5007), then bind the pod.
 
 The reservation is released (deleted) at the end either way: once the allocation is
 stored, the claim holds the devices. On failure the claims' allocations and the pod's
-place in ``reservedFor`` are removed, and the error is the extender's answer.
+place in ``reservedFor`` are removed (a claim left with no consumer is deallocated), and
+the error is the extender's answer. The attach state lives in the claim: a bind retried
+after the shim restarted waits for the devices the claim still lists as needing attaching.
 """
 
 from __future__ import annotations
@@ -159,8 +161,9 @@ class Binder:
                     written.append(name)
                     waits += devices
                 else:
-                    await self._join(namespace, name, pod)
+                    stored = await self._join(namespace, name, pod)
                     joined.append(name)
+                    waits += _attach_requested(name, stored, node)
             if waits:
                 await self._wait_attached(namespace, waits)
             await self.api.create(
@@ -187,22 +190,8 @@ class Binder:
         """The devices of ``allocation`` that must be attached before the pod binds."""
         waits = []
         for result in (allocation.get("devices") or {}).get("results") or []:
-            ready: tuple[str, ...] = tuple(result.get("bindingConditions") or ())
-            failed: tuple[str, ...] = tuple(result.get("bindingFailureConditions") or ())
-            if not ready and await self._needs_attaching(result):
-                ready, failed = (IS_ATTACHED,), (ATTACH_FAILED,)
-            if ready:
-                waits.append(
-                    AttachWait(
-                        claim,
-                        result["driver"],
-                        result["pool"],
-                        result["device"],
-                        result.get("shareID"),
-                        ready,
-                        (*failed, ATTACH_FAILED) if ATTACH_FAILED not in failed else failed,
-                    )
-                )
+            if result.get("bindingConditions") or await self._needs_attaching(result):
+                waits.append(_wait_for(claim, result))
         return waits
 
     async def _needs_attaching(self, result: JSON) -> bool:
@@ -257,7 +246,7 @@ class Binder:
 
         await self._update_claim(namespace, name, change)
 
-    async def _join(self, namespace: str, name: str, pod: JSON) -> None:
+    async def _join(self, namespace: str, name: str, pod: JSON) -> JSON:
         uid = pod["metadata"].get("uid")
 
         def change(claim: JSON) -> None:
@@ -268,7 +257,7 @@ class Binder:
             if not any(u.get("uid") == uid for u in users):
                 status["reservedFor"] = [*users, _consumer(pod)]
 
-        await self._update_claim(namespace, name, change)
+        return await self._update_claim(namespace, name, change)
 
     async def _wait_attached(self, namespace: str, waits: list[AttachWait]) -> None:
         """Watch the claims until every device waited for is attached, or one failed."""
@@ -332,8 +321,8 @@ class Binder:
             users = [u for u in status.get("reservedFor") or [] if u.get("uid") != uid]
             if users:
                 status["reservedFor"] = users
-            else:
-                status.pop("reservedFor", None)
+            else:  # no one uses the claim: it is deallocated, as Kubernetes does
+                deallocate(claim)
 
         for names, change in ((written, deallocate), (joined, leave)):
             for name in names:
@@ -348,6 +337,43 @@ class Binder:
         except APIError as err:
             if err.code != 404:
                 log.warning("releasing reservation %s failed: %s", reservation, err)
+
+
+def _wait_for(claim: str, result: JSON) -> AttachWait:
+    """The wait for one allocated device: its own binding conditions if it has them, else
+    ``kubernetes.io/is-attached``; ``kubernetes.io/attach-failed`` fails it either way."""
+    ready = tuple(result.get("bindingConditions") or ()) or (IS_ATTACHED,)
+    failed = tuple(dict.fromkeys((*(result.get("bindingFailureConditions") or ()), ATTACH_FAILED)))
+    return AttachWait(
+        claim,
+        result["driver"],
+        result["pool"],
+        result["device"],
+        result.get("shareID"),
+        ready,
+        failed,
+    )
+
+
+def _attach_requested(claim: str, stored: JSON, node: str) -> list[AttachWait]:
+    """The devices an allocated claim still has listed as needing attaching to ``node``:
+    a bind that is retried (after the shim restarted, say) waits for them again, since
+    the claim, not the shim, holds that state."""
+    status = stored.get("status") or {}
+    results = (status.get("allocation") or {}).get("devices", {}).get("results") or []
+    waits = []
+    for entry in status.get("devices") or []:
+        requested = any(
+            c.get("type") == NEEDS_ATTACHING and c.get("status") == "True"
+            for c in entry.get("conditions") or []
+        )
+        if not requested or entry.get("nodeName") != node:
+            continue
+        for result in results:
+            wait = _wait_for(claim, result)
+            if wait.matches(entry):
+                waits.append(wait)
+    return waits
 
 
 def _consumer(pod: JSON) -> JSON:

@@ -69,8 +69,9 @@ class FilterResult:
     """Nodes where preempting pods would not help."""
     error: str = ""
 
-    def wire(self, args: FilterArgs) -> JSON:
-        """Answered in the form asked: Node objects back for Nodes, names for NodeNames."""
+    def wire(self, args: FilterArgs | None) -> JSON:
+        """Answered in the form asked: Node objects back for Nodes, names for NodeNames
+        (``args`` None: the request could not be read, and ``error`` says why)."""
         out: JSON = {
             "Nodes": None,
             "NodeNames": None,
@@ -78,7 +79,7 @@ class FilterResult:
             "FailedAndUnresolvableNodes": self.unresolvable,
             "Error": self.error,
         }
-        if self.error:
+        if self.error or args is None:
             return out
         if args.nodes is not None:
             fitting = set(self.fits)

@@ -289,3 +289,32 @@ async def test_a_replaced_pod_is_not_bound(server: ServerProcess, api: APIClient
     pod, _, _ = _pod_with_claim(server)
     error = await Binder(api, Paths()).bind(BindArgs(pod, NS, "another-uid", "node-a"))
     assert "not another-uid" in error
+
+
+async def test_a_retried_bind_honours_the_attach_state_in_the_claim(
+    server: ServerProcess,
+    api: APIClient,
+    stand_in: ReviewStandIn,
+    devices: dict[str, tuple[str, str, str]],
+) -> None:
+    """The first bind ends while waiting (as when the shim restarts) and the attach then
+    fails; the scheduler's next bind finds the claim allocated with the attach requested,
+    reads the failure from the claim, fails, and leaves the claim unallocated."""
+    pod, uid, claim = _pod_with_claim(server)
+    stand_in.choice = {claim: devices["fabric-3"]}
+    first = asyncio.create_task(Binder(api, Paths()).bind(BindArgs(pod, NS, uid, "node-c")))
+    await eventually(lambda: _needs_attaching(api, claim), "the attach request")
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    reviews = len(stand_in.reviews)
+    await _set_condition(api, claim, "kubernetes.io/attach-failed")
+
+    error = await Binder(api, Paths()).bind(BindArgs(pod, NS, uid, "node-c"))
+
+    assert "kubernetes.io/attach-failed" in error
+    assert len(stand_in.reviews) == reviews  # allocated already: nothing to review
+    status = (await api.get(_claim_path(claim))).get("status") or {}
+    assert "allocation" not in status
+    assert "reservedFor" not in status
+    assert "nodeName" not in (await api.get(Paths.pod(NS, pod)))["spec"]
