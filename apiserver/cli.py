@@ -7,9 +7,142 @@ import sys
 from typing import Any
 
 from .api.resource import DRA_GROUP
+from .auth.delegation import AuthOptions
 from .server.app import ServerSettings
+from .server.certs import write_client_cert
 from .server.serve import ServeOptions, serve
 from .shim.app import ShimOptions, run_shim
+
+
+def _names(value: str) -> list[str]:
+    """A comma-separated list flag, as Kubernetes' string slices (repeatable)."""
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _add_auth_flags(s: argparse.ArgumentParser) -> None:
+    a = s.add_argument_group(
+        "authentication and authorization",
+        "client certificates in both modes; in aggregated mode front-proxy headers, and"
+        " bearer tokens (TokenReview) and every request (SubjectAccessReview) checked by the"
+        " kube-apiserver",
+    )
+    a.add_argument(
+        "--client-ca-file",
+        help="CA bundle: a client certificate it signed authenticates as CN (user) and O"
+        " (groups); in aggregated mode read from the extension-apiserver-authentication"
+        " ConfigMap when absent",
+    )
+    a.add_argument(
+        "--requestheader-client-ca-file",
+        help="CA bundle of the front proxy (kube-apiserver's --proxy-client-cert-file): only a"
+        " connection with a certificate it signed may name the user in headers",
+    )
+    a.add_argument(
+        "--requestheader-allowed-names",
+        type=_names,
+        action="extend",
+        help="CNs the front proxy's certificate may have (comma-separated; empty: any)",
+    )
+    for name, default in (
+        ("username", "X-Remote-User"),
+        ("group", "X-Remote-Group"),
+        ("uid", None),
+    ):
+        a.add_argument(
+            f"--requestheader-{name}-headers",
+            type=_names,
+            action="extend",
+            help=f"headers that carry the {name} (default {default or 'none'})",
+        )
+    a.add_argument(
+        "--requestheader-extra-headers-prefix",
+        type=_names,
+        action="extend",
+        help="header prefixes of the user's extra values (default X-Remote-Extra-)",
+    )
+    a.add_argument(
+        "--authentication-kubeconfig",
+        help="kubeconfig of the kube-apiserver for TokenReview and the ConfigMap (aggregated"
+        " mode; default: the in-cluster ServiceAccount)",
+    )
+    a.add_argument(
+        "--authorization-kubeconfig",
+        help="kubeconfig of the kube-apiserver for SubjectAccessReview (aggregated mode;"
+        " default: the in-cluster ServiceAccount)",
+    )
+    a.add_argument(
+        "--authentication-skip-lookup",
+        action="store_true",
+        help="do not read the extension-apiserver-authentication ConfigMap",
+    )
+    a.add_argument(
+        "--authentication-token-webhook-cache-ttl",
+        type=float,
+        default=10.0,
+        help="seconds a TokenReview answer is kept (default 10)",
+    )
+    a.add_argument(
+        "--authentication-config-resync-period",
+        type=float,
+        default=10.0,
+        help="seconds between readings of the extension-apiserver-authentication ConfigMap"
+        " (default 10)",
+    )
+    a.add_argument(
+        "--authorization-webhook-cache-authorized-ttl",
+        type=float,
+        default=10.0,
+        help="seconds an allowing SubjectAccessReview answer is kept (default 10)",
+    )
+    a.add_argument(
+        "--authorization-webhook-cache-unauthorized-ttl",
+        type=float,
+        default=10.0,
+        help="seconds a refusing SubjectAccessReview answer is kept (default 10)",
+    )
+    a.add_argument(
+        "--authorization-always-allow-paths",
+        type=_names,
+        action="extend",
+        help="paths allowed without a SubjectAccessReview; a final * makes a prefix"
+        " (default /healthz,/readyz,/livez)",
+    )
+
+
+def _auth_options(args: argparse.Namespace) -> AuthOptions:
+    defaults = AuthOptions()
+
+    def listed(value: list[str] | None, default: list[str]) -> list[str]:
+        return list(value) if value is not None else default
+
+    return AuthOptions(
+        client_ca_file=args.client_ca_file,
+        requestheader_client_ca_file=args.requestheader_client_ca_file,
+        requestheader_allowed_names=listed(args.requestheader_allowed_names, []),
+        requestheader_username_headers=listed(
+            args.requestheader_username_headers, defaults.requestheader_username_headers
+        ),
+        requestheader_uid_headers=listed(args.requestheader_uid_headers, []),
+        requestheader_group_headers=listed(
+            args.requestheader_group_headers, defaults.requestheader_group_headers
+        ),
+        requestheader_extra_headers_prefix=listed(
+            args.requestheader_extra_headers_prefix,
+            defaults.requestheader_extra_headers_prefix,
+        ),
+        authentication_kubeconfig=args.authentication_kubeconfig,
+        authorization_kubeconfig=args.authorization_kubeconfig,
+        authentication_skip_lookup=args.authentication_skip_lookup,
+        authentication_token_webhook_cache_ttl=args.authentication_token_webhook_cache_ttl,
+        authentication_config_resync=args.authentication_config_resync_period,
+        authorization_webhook_cache_authorized_ttl=args.authorization_webhook_cache_authorized_ttl,
+        authorization_webhook_cache_unauthorized_ttl=(
+            args.authorization_webhook_cache_unauthorized_ttl
+        ),
+        authorization_always_allow_paths=listed(
+            args.authorization_always_allow_paths, defaults.authorization_always_allow_paths
+        ),
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -143,6 +276,18 @@ def _parser() -> argparse.ArgumentParser:
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     s.add_argument("--access-log", action="store_true", help="log every request")
+    _add_auth_flags(s)
+    c = commands.add_parser(
+        "client-cert",
+        help="sign a client certificate for a user with the CA of --cert-dir (for kubectl and"
+        " --client-ca-file)",
+    )
+    c.add_argument("--cert-dir", default="certs", help="where the CA (ca.crt, ca.key) lives")
+    c.add_argument("--user", required=True, help="the user name (the certificate's CN)")
+    c.add_argument(
+        "--group", action="append", default=[], help="a group of the user (O); repeatable"
+    )
+    c.add_argument("--out", required=True, help="write OUT.crt and OUT.key")
     _shim_parser(commands)
     return parser
 
@@ -236,9 +381,17 @@ def main(argv: list[str] | None = None) -> None:
                 min_request_timeout=args.min_request_timeout,
                 bookmark_interval=args.bookmark_interval,
             ),
+            auth=_auth_options(args),
         )
         try:
             serve(options)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(2) from exc
+    elif args.command == "client-cert":
+        try:
+            cert, key = write_client_cert(args.cert_dir, args.user, args.group, args.out)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from exc
+        print(f"wrote {cert} and {key}")

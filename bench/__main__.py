@@ -21,6 +21,7 @@ from . import (
     report,
     reservations,
     suite,
+    tlspeer,
     watchmemory,
 )
 
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         allocator.SECTION,
         reservations.SECTION,
         watchmemory.SECTION,
+        tlspeer.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -108,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     if watchmemory.SECTION in wanted:
         memory_outcome = watchmemory.run(log=lambda s: print(s, file=sys.stderr))
         results[watchmemory.SECTION] = watchmemory.render(memory_outcome, date)
+    if tlspeer.SECTION in wanted:
+        tls_outcome = tlspeer.run(generator, settings)
+        results[tlspeer.SECTION] = tlspeer.render(tls_outcome, generator.description, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0

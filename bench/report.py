@@ -63,11 +63,17 @@ def ratio(mine: float, baseline: float) -> str:
     return f"{value:.2f}" if value < 10 else f"{value:.0f}"
 
 
-def table(server: Series, baselines: list[Series], rate_unit: str) -> str:
-    """figure | this server | baseline | ratio, for throughput and p50/p99 per baseline."""
+def table(
+    server: Series, baselines: list[Series], rate_unit: str, *, over_http: bool = False
+) -> str:
+    """figure | this server | baseline | ratio, for throughput and p50/p99 per baseline.
+
+    A baseline is counted in operations per second unless it is served over HTTP (``bare``
+    ones, or all with ``over_http``)."""
     rows = ["| figure | this server | baseline | ratio |", "|---|---|---|---|"]
     for baseline in baselines:
-        unit = rate_unit if baseline.label.startswith("bare") else f"{rate_unit} vs ops/s"
+        http = over_http or baseline.label.startswith("bare")
+        unit = rate_unit if http else f"{rate_unit} vs ops/s"
         rows.append(
             f"| throughput vs {baseline.label} ({unit}) "
             f"| {with_spread(server.rate)} | {with_spread(baseline.rate)} "

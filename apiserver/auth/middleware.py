@@ -61,7 +61,11 @@ class AuthMiddleware:
         attributes = request_attributes(
             user, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1")
         )
-        decision = await self.authorizer.authorize(attributes)
+        try:
+            decision = await self.authorizer.authorize(attributes)
+        except errors.StatusError as err:  # the authorizer could not decide (e.g. unreachable)
+            await status_response(err)(scope, receive, send)
+            return
         if not decision.allowed:
             await status_response(forbidden(attributes, decision.reason))(scope, receive, send)
             return

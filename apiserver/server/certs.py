@@ -1,8 +1,12 @@
-"""A local CA and a serving certificate for the server, generated when missing.
+"""A local CA and a serving certificate for the server, generated when missing; client
+certificates from a CA.
 
 Keys are ECDSA P-256 (cheap TLS handshakes); the serving certificate names localhost,
 the loopback addresses, this host and any extra names given (e.g. the in-cluster
 Service ``<name>.<namespace>.svc``). Files are written with mode 0600 for keys.
+A client certificate names its user in the CN and the user's groups in O, as Kubernetes'
+``--client-ca-file`` authentication reads them (``issue_client_cert``,
+``write_client_cert``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 CA_VALIDITY = datetime.timedelta(days=3650)
 SERVING_VALIDITY = datetime.timedelta(days=365)
+CLIENT_VALIDITY = datetime.timedelta(days=365)
 
 
 @dataclass(frozen=True)
@@ -48,24 +53,56 @@ def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 
 
-def _ensure_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+def cert_pem(cert: x509.Certificate) -> bytes:
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return _key_pem(key)
+
+
+def _load_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None:
     cert_path, key_path = cert_dir / "ca.crt", cert_dir / "ca.key"
     if cert_path.exists() and key_path.exists():
         cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
         key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
         if isinstance(key, ec.EllipticCurvePrivateKey) and cert.not_valid_after_utc > _now():
             return cert, key
+    return None
+
+
+def _ensure_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    existing = _load_ca(cert_dir)
+    if existing is not None:
+        return existing
+    cert, key = make_ca("dra-apiserver-ca")
+    _write(cert_dir / "ca.key", _key_pem(key), private=True)
+    _write(cert_dir / "ca.crt", cert_pem(cert))
+    return cert, key
+
+
+def make_ca(
+    common_name: str,
+    validity: datetime.timedelta = CA_VALIDITY,
+    *,
+    issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None,
+    path_length: int | None = 0,
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A new CA certificate and its key: self-signed, or an intermediate of ``issuer``.
+
+    ``path_length``: how many intermediates may stand below it (0: it signs only leaves)."""
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dra-apiserver-ca")])
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    issuer_name, signer = (issuer[0].subject, issuer[1]) if issuer else (name, key)
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)
-        .issuer_name(name)
+        .issuer_name(issuer_name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(_now() - datetime.timedelta(minutes=5))
-        .not_valid_after(_now() + CA_VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .not_valid_after(_now() + validity)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=path_length), critical=True)
         .add_extension(
             x509.KeyUsage(
                 digital_signature=True,
@@ -81,11 +118,64 @@ def _ensure_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivat
             critical=True,
         )
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
+        .sign(signer, hashes.SHA256())
     )
-    _write(key_path, _key_pem(key), private=True)
-    _write(cert_path, cert.public_bytes(serialization.Encoding.PEM))
     return cert, key
+
+
+def issue_client_cert(
+    ca_cert: x509.Certificate,
+    ca_key: ec.EllipticCurvePrivateKey,
+    user: str,
+    groups: list[str] | tuple[str, ...] = (),
+    *,
+    not_before: datetime.datetime | None = None,
+    not_after: datetime.datetime | None = None,
+    usages: list[x509.ObjectIdentifier] | None = None,
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A client certificate for ``user`` (CN) in ``groups`` (O), signed by the CA.
+
+    ``usages`` are its extended key usages (client authentication unless told otherwise).
+    """
+    key = ec.generate_private_key(ec.SECP256R1())
+    start = not_before or _now() - datetime.timedelta(minutes=5)
+    subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
+    subject.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name(subject))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(not_after or start + CLIENT_VALIDITY)
+        .add_extension(
+            x509.ExtendedKeyUsage(usages or [ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
+        )
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    return cert, key
+
+
+def write_client_cert(
+    cert_dir: str | Path, user: str, groups: list[str], out: str | Path
+) -> tuple[Path, Path]:
+    """Sign a client certificate with the CA of ``cert_dir``; write ``<out>.crt``/``.key``."""
+    ca = _load_ca(Path(cert_dir))
+    if ca is None:
+        raise ValueError(f"no valid CA (ca.crt and ca.key) in {cert_dir}; start the server once")
+    cert, key = issue_client_cert(*ca, user, groups)
+    cert_path, key_path = Path(f"{out}.crt"), Path(f"{out}.key")
+    if cert_path.parent != Path():
+        cert_path.parent.mkdir(parents=True, exist_ok=True)
+    _write(key_path, _key_pem(key), private=True)
+    _write(cert_path, cert_pem(cert))
+    return cert_path, key_path
 
 
 def _wanted_names(

@@ -13,13 +13,13 @@ from ..api.resource import DRA_GROUP
 from ..auth import (
     MASTERS,
     AllowAuthenticated,
-    AuthenticatorChain,
     Authorizer,
     TokenAuthenticator,
     admin_token,
     generate_token_file,
     read_token_file,
 )
+from ..auth.delegation import AuthOptions, auth_for_mode
 from ..auth.reviewkinds import review_strategies
 from ..auth.reviews import EveryRule, RuleResolver
 from ..kinds import SystemNamespaces
@@ -39,6 +39,7 @@ from .poolstatus import PoolStatusOptions, PoolStatusService
 from .protocol import BoundedHttpToolsProtocol
 from .rbac import RBACPolicy, RBACService
 from .startup import AnnouncingServer, announcement, bind
+from .tlspeer import ssl_context_factory, with_peer_certificates
 
 log = logging.getLogger("apiserver")
 MIB = 1024 * 1024
@@ -75,6 +76,7 @@ class ServeOptions:
     log_level: str = "info"
     access_log: bool = False
     settings: ServerSettings = field(default_factory=ServerSettings)
+    auth: AuthOptions = field(default_factory=AuthOptions)
 
 
 def open_store(url: str, *, history: int, options: ServeOptions | None = None) -> Store:
@@ -112,18 +114,21 @@ def _server_url(bind_address: str, port: int) -> str:
 
 
 def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
-    if options.mode != "standalone":
-        raise ValueError(
-            f"--mode {options.mode} is not available yet: aggregated mode arrives with delegated"
-            " authentication; use --mode standalone"
-        )
+    if options.mode not in ("standalone", "aggregated"):
+        raise ValueError(f"--mode {options.mode}: expected standalone or aggregated")
     files = ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
+    # Aggregated mode checks bearer tokens with the kube-apiserver (TokenReview), not a file.
+    standalone = options.mode == "standalone"
     token_file = Path(options.token_auth_file or Path(options.cert_dir) / "tokens.csv")
-    if not token_file.exists():
+    if standalone and not token_file.exists():
         generate_token_file(token_file)
-    tokens = read_token_file(token_file)
-    authenticator = AuthenticatorChain([TokenAuthenticator(dict(tokens))])
-    if options.kubeconfig_out:
+    tokens = read_token_file(token_file) if standalone else []
+    auth = auth_for_mode(
+        options.mode, options.auth, TokenAuthenticator(dict(tokens)) if standalone else None
+    )
+    if options.kubeconfig_out and not standalone:
+        log.warning("--kubeconfig-out: not written in aggregated mode (no local admin token)")
+    elif options.kubeconfig_out:
         token = admin_token(tokens)
         if token is None:
             raise ValueError(f"{token_file} has no token of a user in {MASTERS} for the kubeconfig")
@@ -149,9 +154,17 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         raise ValueError(
             f"--authorization-mode must be RBAC or AlwaysAllow, not {options.authorization_mode!r}"
         )
-    policy = RBACPolicy() if options.authorization_mode == "RBAC" else None
-    authorizer: Authorizer = policy.authorizer if policy is not None else AllowAuthenticated()
+    # Standalone decides with its own RBAC; aggregated mode asks the kube-apiserver.
+    policy = RBACPolicy() if standalone and options.authorization_mode == "RBAC" else None
+    authorizer: Authorizer = (
+        auth.authorizer
+        if auth.authorizer is not None
+        else policy.authorizer
+        if policy is not None
+        else AllowAuthenticated()
+    )
     resolver: RuleResolver = policy.authorizer if policy is not None else EveryRule()
+    authenticator = auth.authenticator
     cluster = StandaloneCluster(
         store,
         options.group,
@@ -182,6 +195,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     )
     services: list[Service] = [
         *([rbac] if rbac is not None else []),
+        *([auth.service] if auth.service is not None else []),
         cluster,
         SystemNamespaces(store),
         devices,
@@ -209,7 +223,11 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         log_level=options.log_level,
         access_log=options.access_log,
         loop="uvloop",
-        http=BoundedHttpToolsProtocol,
+        # uvicorn's httptools protocol with a bound on the request head, and the client
+        # certificate in the scope: asked for (not verified) in the handshake, each
+        # authenticator verifies it against its own CA.
+        http=with_peer_certificates(BoundedHttpToolsProtocol),
+        ssl_context_factory=ssl_context_factory(options.auth.ca_files()),
         timeout_graceful_shutdown=5,
         # Nothing in front of the server sets X-Forwarded-* for it to trust.
         proxy_headers=False,
