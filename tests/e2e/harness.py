@@ -153,6 +153,8 @@ class ShimProcess:
     workdir: Path
     port: int
     extra_args: list[str] = field(default_factory=list)
+    kubeconfig: Path | None = None
+    """Whose credentials the shim uses: the server's admin kubeconfig by default."""
 
     def __post_init__(self) -> None:
         self.process = ChildProcess("shim", self.workdir / "shim.log", cwd=REPO)
@@ -171,7 +173,7 @@ class ShimProcess:
             "apiserver",
             "shim",
             "--kubeconfig",
-            str(self.server.kubeconfig),
+            str(self.kubeconfig or self.server.kubeconfig),
             "--server",
             self.server.url,
             "--bind-address",
@@ -196,7 +198,10 @@ class ShimProcess:
 
 
 def start_shim(
-    server: ServerProcess, workdir: Path, extra_args: list[str] | None = None
+    server: ServerProcess,
+    workdir: Path,
+    extra_args: list[str] | None = None,
+    kubeconfig: Path | None = None,
 ) -> ShimProcess:
     workdir.mkdir(parents=True, exist_ok=True)
-    return ShimProcess(server, workdir, free_port(), list(extra_args or [])).start()
+    return ShimProcess(server, workdir, free_port(), list(extra_args or []), kubeconfig).start()

@@ -1,25 +1,109 @@
 """The scheduler shim as kube-scheduler meets it: a separate process serving HTTPS with
-its own certificate, reading the server with a kubeconfig. A pod without claims passes
-filter everywhere (Nodes or NodeNames), gets no scores, and /bind binds it through
+its own certificate, reading the server with a kubeconfig of a user that holds only the
+bootstrap ``dra-scheduler-shim`` ClusterRole. A pod without claims passes filter
+everywhere (Nodes or NodeNames), gets no scores, and /bind binds it through
 ``pods/binding`` (kubectl shows the node); a second bind is the server's conflict in the
-protocol's ``Error``."""
+protocol's ``Error``. The role allows each call the shim makes, and little else."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 
 import pytest
 import yaml
 
-from .harness import ServerProcess, ShimProcess, start_shim
+from apiserver.server.kubeconfig import write_kubeconfig
+
+from .harness import ServerProcess, ShimProcess, start_server, start_shim
 from .objects import unique
+
+SHIM_BINDING = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: scheduler-shim
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: dra-scheduler-shim}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: scheduler}]
+"""
 
 
 @pytest.fixture(scope="module")
-def shim(server: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShimProcess]:
-    proc = start_shim(server, tmp_path_factory.mktemp("shim"))
+def tokens() -> dict[str, str]:
+    return {user: secrets.token_urlsafe(16) for user in ("admin", "scheduler")}
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, tokens: dict[str, str]
+) -> Iterator[ServerProcess]:
+    """A server of this module's own, with a user for the shim bound to its role."""
+    workdir = tmp_path_factory.mktemp("shimserver")
+    token_file = workdir / "tokens.csv"
+    token_file.write_text(
+        f'{tokens["admin"]},admin,admin,"system:masters"\n'
+        f"{tokens['scheduler']},scheduler,scheduler-uid\n"
+    )
+    proc = start_server(workdir, ["--token-auth-file", str(token_file)])
+    proc.kubectl("apply", "-f", "-", input=SHIM_BINDING)
     yield proc
     proc.stop()
+
+
+@pytest.fixture(scope="module")
+def shim(
+    server: ServerProcess, tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ShimProcess]:
+    workdir = tmp_path_factory.mktemp("shim")
+    kubeconfig = workdir / "kubeconfig"
+    write_kubeconfig(kubeconfig, server.url, server.ca, tokens["scheduler"], user="scheduler")
+    proc = start_shim(server, workdir, kubeconfig=kubeconfig)
+    yield proc
+    proc.stop()
+
+
+@pytest.mark.parametrize(
+    ("verb", "group", "resource", "subresource", "allowed"),
+    [
+        ("create", "resource.k8s.io", "allocationreviews", "", True),
+        ("update", "resource.k8s.io", "resourceclaims", "status", True),
+        ("watch", "resource.k8s.io", "resourceclaims", "", True),
+        ("list", "resource.k8s.io", "devices", "", True),
+        ("delete", "resource.k8s.io", "devicereservations", "", True),
+        ("create", "", "pods", "binding", True),
+        ("get", "", "pods", "", True),
+        ("update", "resource.k8s.io", "resourceclaims", "", False),
+        ("delete", "", "pods", "", False),
+        ("create", "resource.k8s.io", "resourceslices", "", False),
+    ],
+)
+def test_the_shim_role_allows_what_the_shim_does(
+    server: ServerProcess,
+    tokens: dict[str, str],
+    verb: str,
+    group: str,
+    resource: str,
+    subresource: str,
+    allowed: bool,
+) -> None:
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {
+            "resourceAttributes": {
+                "verb": verb,
+                "group": group,
+                "resource": resource,
+                "subresource": subresource,
+                "namespace": "default",
+            }
+        },
+    }
+    with server.client() as client:
+        client.headers["Authorization"] = f"Bearer {tokens['scheduler']}"
+        answer = client.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json=review)
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["status"]["allowed"] is allowed
 
 
 def _pod(server: ServerProcess) -> dict[str, object]:
