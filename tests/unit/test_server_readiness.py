@@ -11,6 +11,7 @@ from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.storage.sqlite import SQLiteStore
+from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"
 
@@ -41,6 +42,12 @@ async def test_readyz_waits_for_the_device_view(store: SQLiteStore) -> None:
         await service.start()
         try:
             await asyncio.wait_for(service.view.wait_synced(), 10)
+
+            async def ready() -> bool:
+                # The view has synced; the other informers' checks may pass a moment later.
+                return (await client.get("/readyz")).status_code == 200
+
+            await eventually(ready)
             after = await client.get("/readyz")
             assert (after.status_code, after.text) == (200, "ok")
             listed = await client.get(f"/apis/{GROUP}/v1alpha3/devices")
