@@ -20,8 +20,8 @@ run: $(STAMP)
 		$(RUN_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check apiserver devtools tests bench
-	$(VENV)/bin/ruff check apiserver devtools tests bench
+	$(VENV)/bin/ruff format --check apiserver devtools tests bench certs
+	$(VENV)/bin/ruff check apiserver devtools tests bench certs
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy apiserver

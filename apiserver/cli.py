@@ -239,8 +239,23 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         help="extra DNS name or IP for the serving certificate",
     )
+    s.add_argument(
+        "--tls-cert-file",
+        help="serving certificate (PEM, the chain after it) to use instead of generating one",
+    )
+    s.add_argument("--tls-private-key-file", help="key of --tls-cert-file")
     s.add_argument("--kubeconfig-out", help="write a kubeconfig for the admin user to this path")
-    s.add_argument("--mode", choices=["standalone", "aggregated"], default="standalone")
+    s.add_argument(
+        "--mode",
+        choices=["standalone", "aggregated"],
+        default="standalone",
+        help="standalone: serve every kind from our store; aggregated: behind a kube-apiserver,"
+        " reading slices, claims, classes and nodes from it (default standalone)",
+    )
+    s.add_argument(
+        "--kubeconfig",
+        help="aggregated mode: kubeconfig of the kube-apiserver (default: in-cluster configuration)",
+    )
     s.add_argument("--group", default=DRA_GROUP, help=f"API group to serve (default {DRA_GROUP})")
     s.add_argument(
         "--token-auth-file",
@@ -354,6 +369,7 @@ def main(argv: list[str] | None = None) -> None:
             cert_dir=args.cert_dir,
             kubeconfig_out=args.kubeconfig_out,
             mode=args.mode,
+            kubeconfig=args.kubeconfig,
             group=args.group,
             token_auth_file=args.token_auth_file,
             authorization_mode=args.authorization_mode,
@@ -374,6 +390,8 @@ def main(argv: list[str] | None = None) -> None:
             etcd_request_timeout=args.etcd_request_timeout,
             etcd_compaction_interval=args.etcd_compaction_interval,
             tls_san=args.tls_san,
+            tls_cert_file=args.tls_cert_file,
+            tls_private_key_file=args.tls_private_key_file,
             log_level=args.log_level,
             access_log=args.access_log,
             settings=ServerSettings(

@@ -2,9 +2,10 @@
 
 The Event's name is derived from the object's name and a key naming the problem, so a
 repeat of the problem — in this process or after a restart — bumps ``count`` and
-``lastTimestamp`` of the same Event instead of creating another. Written through the
-Event registry in-process (standalone mode), in the object's namespace or in ``default``
-for a cluster-scoped object, as Kubernetes does.
+``lastTimestamp`` of the same Event instead of creating another. Written in the object's
+namespace or in ``default`` for a cluster-scoped object, as Kubernetes does, through an
+``EventWriter``: the Event registry in-process (standalone mode) or a kube-apiserver's
+events API (aggregated mode, ``KubeEventWriter``).
 """
 
 from __future__ import annotations
@@ -33,33 +34,49 @@ def event_name(object_name: str, key: str) -> str:
     return f"{object_name[: MAX_NAME - len(digest) - 1]}.{digest}"
 
 
-class RegistryEventRecorder:
-    def __init__(self, registry: Registry, component: str) -> None:
-        self.registry = registry
+class EventWriter(Protocol):
+    """Where Events are kept: our Event registry, or a kube-apiserver's events API."""
+
+    async def get(self, namespace: str, name: str) -> JSON | None:
+        """The Event, or None when there is none."""
+        ...
+
+    async def create(self, namespace: str, event: JSON) -> bool:
+        """Create it; False when an Event of that name already exists."""
+        ...
+
+    async def merge(self, namespace: str, name: str, patch: JSON) -> None:
+        """Apply a JSON merge patch to the Event."""
+        ...
+
+
+class DedupEventRecorder:
+    """The one recording behaviour: the first occurrence creates the Event, a repeat bumps
+    its ``count`` and ``lastTimestamp``; a create that loses a race becomes a bump."""
+
+    def __init__(self, writer: EventWriter, component: str) -> None:
+        self.writer = writer
         self.component = component
-        self.options = WriteOptions(field_manager=component)
 
     async def warn(self, about: JSON, key: str, reason: str, message: str) -> None:
         meta = about.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
         name = event_name(str(meta.get("name", "")), f"{meta.get('uid')}/{key}")
-        now = now_rfc3339()
-        try:
-            current = await self.registry.get(namespace, name)
-        except errors.StatusError as err:
-            if err.code != 404:
-                raise
-            current = None
-        if current is not None:
-            bump = {"count": int(current.obj.get("count") or 1) + 1, "lastTimestamp": now}
-            await self.registry.patch(
-                namespace,
-                name,
-                orjson.dumps({**bump, "message": message}),
-                MERGE_PATCH,
-                self.options,
-            )
-            return
+        for _attempt in range(2):
+            now = now_rfc3339()
+            current = await self.writer.get(namespace, name)
+            if current is not None:
+                bump = {"count": int(current.get("count") or 1) + 1, "lastTimestamp": now}
+                await self.writer.merge(namespace, name, {**bump, "message": message})
+                return
+            event = self._event(about, name, namespace, reason, message, now)
+            if await self.writer.create(namespace, event):
+                return
+
+    def _event(
+        self, about: JSON, name: str, namespace: str, reason: str, message: str, now: str
+    ) -> JSON:
+        meta = about.get("metadata") or {}
         involved = {
             "apiVersion": about.get("apiVersion"),
             "kind": about.get("kind"),
@@ -69,7 +86,7 @@ class RegistryEventRecorder:
         }
         if meta.get("namespace"):
             involved["namespace"] = meta["namespace"]
-        event = {
+        return {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": name, "namespace": namespace},
@@ -83,9 +100,37 @@ class RegistryEventRecorder:
             "lastTimestamp": now,
             "count": 1,
         }
+
+
+class RegistryEventWriter:
+    """Events in our own Event registry (standalone mode)."""
+
+    def __init__(self, registry: Registry, component: str) -> None:
+        self.registry = registry
+        self.options = WriteOptions(field_manager=component)
+
+    async def get(self, namespace: str, name: str) -> JSON | None:
+        try:
+            return (await self.registry.get(namespace, name)).obj
+        except errors.StatusError as err:
+            if err.code != 404:
+                raise
+            return None
+
+    async def create(self, namespace: str, event: JSON) -> bool:
         try:
             await self.registry.create(namespace, event, self.options)
         except errors.StatusError as err:
             if err.reason != "AlreadyExists":
                 raise
-            await self.warn(about, key, reason, message)  # lost a race: bump instead
+            return False
+        return True
+
+    async def merge(self, namespace: str, name: str, patch: JSON) -> None:
+        await self.registry.patch(namespace, name, orjson.dumps(patch), MERGE_PATCH, self.options)
+
+
+class RegistryEventRecorder(DedupEventRecorder):
+    def __init__(self, registry: Registry, component: str) -> None:
+        super().__init__(RegistryEventWriter(registry, component), component)
+        self.registry = registry

@@ -1,7 +1,7 @@
 """The per-mode seam: what one way of running the server supplies to everything above it.
 
 A ``Cluster`` says where the objects the server computes over come from (sources of
-slices, classes, claims and of our own kinds), where Events go, who is asking (the
+slices, classes, claims, nodes and of our own kinds), where Events go, who is asking (the
 authenticator chain), what they may do (the authorizer) and which admission plugins run.
 It also builds, once, the registry of every kind it stores, so the server's routes, the
 services and the controllers write through the same objects. Standalone mode serves the
@@ -21,6 +21,7 @@ from ..kinds import own_strategies, standalone_strategies
 from ..kinds.admission import CreateRateLimit, UserRateLimiter
 from ..kinds.deviceclass import DeviceClassStrategy
 from ..kinds.event import EventStrategy
+from ..kinds.node import NodeStrategy
 from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..kinds.resourceslice import ResourceSliceStrategy
@@ -47,11 +48,12 @@ class ClusterSources:
     slices: Source
     classes: Source
     claims: Source
+    nodes: Source
     patches: Source
     requests: Source
 
     def all(self) -> list[Source]:
-        return [self.slices, self.classes, self.claims, self.patches, self.requests]
+        return [self.slices, self.classes, self.claims, self.nodes, self.patches, self.requests]
 
 
 class Cluster(Protocol):
@@ -110,6 +112,24 @@ def serve_kinds(
     return served
 
 
+def admission_chain(
+    group: str, limit: RateLimit | None, plugins: list[AdmissionPlugin] | None
+) -> AdmissionChain:
+    """The given plugins, then the per-user creation limit of pool status requests."""
+    chain: list[AdmissionPlugin] = list(plugins or [])
+    requests = ResourcePoolStatusRequestStrategy.for_group(group).resource
+    limit = limit or RateLimit()
+    if limit.rate > 0:
+        limiter = UserRateLimiter(
+            limit.rate,
+            limit.burst,
+            what=requests.plural,
+            flags=("--pool-status-create-rate", "--pool-status-create-burst"),
+        )
+        chain.append(CreateRateLimit(requests, limiter))
+    return AdmissionChain(chain)
+
+
 class StandaloneCluster:
     """Everything from one store: our kinds and the upstream kinds a cluster would serve."""
 
@@ -130,24 +150,15 @@ class StandaloneCluster:
         self.group = group
         self.authenticator = authenticator
         self.authorizer = authorizer
-        plugins: list[AdmissionPlugin] = list(admission or [])
         requests = ResourcePoolStatusRequestStrategy.for_group(group).resource
-        limit = pool_status_create_limit or RateLimit()
-        if limit.rate > 0:
-            limiter = UserRateLimiter(
-                limit.rate,
-                limit.burst,
-                what=requests.plural,
-                flags=("--pool-status-create-rate", "--pool-status-create-burst"),
-            )
-            plugins.append(CreateRateLimit(requests, limiter))
-        self.admission = AdmissionChain(plugins)
+        self.admission = admission_chain(group, pool_status_create_limit, admission)
         self._served = serve_kinds([*self.kinds(group), *reviews], store, admission=self.admission)
         self._registries = {r.resource: r for r in self._served if isinstance(r, Registry)}
         self.sources = ClusterSources(
             slices=self._source(ResourceSliceStrategy.upstream().resource),
             classes=self._source(DeviceClassStrategy.upstream().resource),
             claims=self._source(ResourceClaimStrategy.upstream().resource),
+            nodes=self._source(NodeStrategy.core().resource),
             patches=self._source(ResourceSlicePatchStrategy.for_group(group).resource),
             requests=self._source(requests),
         )

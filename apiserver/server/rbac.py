@@ -25,7 +25,7 @@ from ..kinds.rbac import (
 from ..machinery.strategy import Strategy
 from ..sources import SourceEvent, StoreSource
 from ..storage import EventType
-from .cluster import StandaloneCluster
+from .cluster import Cluster
 
 
 class RBACPolicy:
@@ -39,7 +39,7 @@ class RBACPolicy:
 
 class RBACService:
     def __init__(
-        self, cluster: StandaloneCluster, rbac: RBACPolicy, group: str, *, bootstrap: bool = True
+        self, cluster: Cluster, rbac: RBACPolicy, group: str, *, bootstrap: bool = True
     ) -> None:
         self.index = rbac.index
         self.authorizer = rbac.authorizer

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import uvicorn
@@ -20,6 +20,7 @@ from ..auth import (
     read_token_file,
 )
 from ..auth.delegation import AuthOptions, auth_for_mode
+from ..auth.kubeconfig import load_kubeconfig
 from ..auth.reviewkinds import review_strategies
 from ..auth.reviews import EveryRule, RuleResolver
 from ..kinds import SystemNamespaces
@@ -31,10 +32,11 @@ from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
 from ..storage.sqlite import SQLiteStore
 from .app import APIServer, ServerSettings, Service, build_app
-from .certs import ensure_serving_certs
-from .cluster import RateLimit, StandaloneCluster
+from .certs import ServingFiles, ensure_serving_certs
+from .cluster import RateLimit
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
+from .modes import build_cluster, check_upstream, stored_kinds
 from .poolstatus import PoolStatusOptions, PoolStatusService
 from .protocol import BoundedHttpToolsProtocol
 from .rbac import RBACPolicy, RBACService
@@ -53,6 +55,8 @@ class ServeOptions:
     cert_dir: str = "certs"
     kubeconfig_out: str | None = None
     mode: str = "standalone"
+    kubeconfig: str | None = None
+    """Aggregated mode: the kube-apiserver's kubeconfig (else the in-cluster configuration)."""
     group: str = DRA_GROUP
     token_auth_file: str | None = None
     authorization_mode: str = "RBAC"
@@ -73,6 +77,8 @@ class ServeOptions:
     etcd_request_timeout: float = 5.0
     etcd_compaction_interval: float = 300.0
     tls_san: list[str] = field(default_factory=list)
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
     log_level: str = "info"
     access_log: bool = False
     settings: ServerSettings = field(default_factory=ServerSettings)
@@ -106,6 +112,14 @@ def open_store(url: str, *, history: int, options: ServeOptions | None = None) -
     )
 
 
+def _upstream_token(options: ServeOptions) -> str | None:
+    """Aggregated mode: the bearer token of ``--kubeconfig``, which the kube-apiserver reviews
+    for us too, for a kubeconfig that talks to this server directly (tests, debugging)."""
+    if not options.kubeconfig:
+        return None
+    return load_kubeconfig(options.kubeconfig).token
+
+
 def _server_url(bind_address: str, port: int) -> str:
     host = "127.0.0.1" if bind_address in ("0.0.0.0", "", "::") else bind_address
     if ":" in host:
@@ -114,24 +128,46 @@ def _server_url(bind_address: str, port: int) -> str:
 
 
 def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
-    if options.mode not in ("standalone", "aggregated"):
-        raise ValueError(f"--mode {options.mode}: expected standalone or aggregated")
-    files = ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
+    if options.mode == "aggregated":
+        check_upstream(options.kubeconfig, options.group)
+    if options.tls_cert_file and options.tls_private_key_file:
+        # A certificate made for the Service (certs/make_certs.py), mounted from a Secret.
+        files = ServingFiles(
+            Path(options.tls_cert_file),
+            Path(options.tls_cert_file),
+            Path(options.tls_private_key_file),
+        )
+    elif options.tls_cert_file or options.tls_private_key_file:
+        raise ValueError("--tls-cert-file and --tls-private-key-file go together")
+    else:
+        files = ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
     # Aggregated mode checks bearer tokens with the kube-apiserver (TokenReview), not a file.
     standalone = options.mode == "standalone"
     token_file = Path(options.token_auth_file or Path(options.cert_dir) / "tokens.csv")
     if standalone and not token_file.exists():
         generate_token_file(token_file)
     tokens = read_token_file(token_file) if standalone else []
+    if not standalone and options.kubeconfig:
+        # The kube-apiserver the data comes from also reviews tokens and access, unless
+        # the delegation flags name another.
+        options.auth = replace(
+            options.auth,
+            authentication_kubeconfig=options.auth.authentication_kubeconfig or options.kubeconfig,
+            authorization_kubeconfig=options.auth.authorization_kubeconfig or options.kubeconfig,
+        )
     auth = auth_for_mode(
         options.mode, options.auth, TokenAuthenticator(dict(tokens)) if standalone else None
     )
-    if options.kubeconfig_out and not standalone:
-        log.warning("--kubeconfig-out: not written in aggregated mode (no local admin token)")
-    elif options.kubeconfig_out:
-        token = admin_token(tokens)
-        if token is None:
+    if options.kubeconfig_out:
+        token = admin_token(tokens) if standalone else _upstream_token(options)
+        if token is None and standalone:
             raise ValueError(f"{token_file} has no token of a user in {MASTERS} for the kubeconfig")
+        if token is None:
+            log.warning(
+                "--kubeconfig-out: not written: aggregated mode has no local tokens and the"
+                " --kubeconfig has no bearer token to reuse"
+            )
+    if options.kubeconfig_out and token is not None:
         write_kubeconfig(
             options.kubeconfig_out,
             _server_url(options.bind_address, options.secure_port),
@@ -144,7 +180,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             store,
             prefixes=[
                 s.resource.key_prefix()
-                for s in StandaloneCluster.kinds(options.group)
+                for s in stored_kinds(options.mode, options.group)
                 if not isinstance(s, ReviewStrategy)
             ],
             window=options.watch_history,
@@ -165,9 +201,11 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     )
     resolver: RuleResolver = policy.authorizer if policy is not None else EveryRule()
     authenticator = auth.authenticator
-    cluster = StandaloneCluster(
+    cluster = build_cluster(
+        options.mode,
         store,
         options.group,
+        kubeconfig=options.kubeconfig,
         authenticator=authenticator,
         authorizer=authorizer,
         pool_status_create_limit=RateLimit(
@@ -197,7 +235,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         *([rbac] if rbac is not None else []),
         *([auth.service] if auth.service is not None else []),
         cluster,
-        SystemNamespaces(store),
+        *([SystemNamespaces(store)] if standalone else []),
         devices,
         reservations,
     ]

@@ -30,7 +30,8 @@ from apiserver.server.certs import cert_pem, issue_client_cert, key_pem, make_ca
 from .harness import ServerProcess, kubectl_binary, start_server
 from .kubeapi_double import KubeAPIDouble
 
-SLICES = "/apis/resource.k8s.io/v1/resourceslices"
+OURS = "resource.x-k8s.io"
+SLICES = f"/apis/{OURS}/v1alpha3/resourceslicepatches"  # a kind the aggregated server serves
 
 
 @dataclass
@@ -116,7 +117,9 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> PKI:
 @pytest.fixture(scope="module")
 def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeAPIDouble]:
     def allow(spec: dict[str, Any]) -> bool:
-        return spec["user"] != "mallory"
+        # Everyone may read discovery (as Kubernetes' system:discovery role grants); mallory
+        # may do nothing else.
+        return spec["user"] != "mallory" or "nonResourceAttributes" in spec
 
     double = KubeAPIDouble(
         tmp_path_factory.mktemp("kube"),
@@ -131,8 +134,20 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeAPIDouble]:
 
 
 @pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """Where aggregated mode reads slices, claims, classes and nodes: a standalone process of
+    this server (the double answers only the authentication and authorization calls)."""
+    proc = start_server(tmp_path_factory.mktemp("upstream"), [])
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="module")
 def aggregated(
-    tmp_path_factory: pytest.TempPathFactory, pki: PKI, kube: KubeAPIDouble
+    tmp_path_factory: pytest.TempPathFactory,
+    pki: PKI,
+    kube: KubeAPIDouble,
+    upstream: ServerProcess,
 ) -> Iterator[ServerProcess]:
     """Every CA by flag; tokens and authorization by the double; answers cached long."""
     workdir = tmp_path_factory.mktemp("aggregated")
@@ -142,6 +157,10 @@ def aggregated(
         [
             "--mode",
             "aggregated",
+            "--kubeconfig",
+            str(upstream.kubeconfig),
+            "--group",  # the upstream serves resource.k8s.io itself
+            "resource.x-k8s.io",
             "--requestheader-client-ca-file",
             str(pki.ca("front-proxy-ca")),
             "--requestheader-allowed-names",
@@ -177,9 +196,9 @@ def test_front_proxy_names_the_user_groups_and_extra(
     assert spec["extra"] == {"scopes": ["view", "edit"], "example.com/team": ["dra"]}
     assert spec["resourceAttributes"] == {
         "verb": "list",
-        "group": "resource.k8s.io",
-        "version": "v1",
-        "resource": "resourceslices",
+        "group": OURS,
+        "version": "v1alpha3",
+        "resource": "resourceslicepatches",
     }
 
 
@@ -260,7 +279,7 @@ def test_denied_by_subject_access_review_is_403_naming_verb_resource_and_user(
 ) -> None:
     response = call(
         aggregated,
-        "/apis/resource.k8s.io/v1/resourceslices/gpu-slice",
+        f"{SLICES}/gpu-slice",
         headers={"Authorization": "Bearer mallory-token"},
     )
     assert response.status_code == 403
@@ -268,8 +287,8 @@ def test_denied_by_subject_access_review_is_403_naming_verb_resource_and_user(
     assert status["kind"] == "Status"
     assert status["reason"] == "Forbidden"
     assert status["message"] == (
-        'resourceslices.resource.k8s.io "gpu-slice" is forbidden: User "mallory" cannot get'
-        ' resource "resourceslices" in API group "resource.k8s.io" at the cluster scope:'
+        f'resourceslicepatches.{OURS} "gpu-slice" is forbidden: User "mallory" cannot get'
+        f' resource "resourceslicepatches" in API group "{OURS}" at the cluster scope:'
         " denied by the test policy"
     )
 
@@ -281,13 +300,15 @@ def test_system_masters_and_health_need_no_review(
     proxy = pki.identity("front-proxy-ca", "front-proxy-client")
     reviews = len(kube.access_reviews)
     probe = [("X-Remote-User", "system:kube-aggregator"), ("X-Remote-Group", "system:masters")]
-    assert call(aggregated, "/apis/resource.k8s.io/v1", proxy, probe).status_code == 200
+    assert call(aggregated, f"/apis/{OURS}/v1alpha3", proxy, probe).status_code == 200
     assert call(aggregated, "/healthz").status_code == 200
     assert len(kube.access_reviews) == reviews
 
 
 @pytest.fixture
-def from_configmap(tmp_path: Path, pki: PKI) -> Iterator[tuple[ServerProcess, KubeAPIDouble]]:
+def from_configmap(
+    tmp_path: Path, pki: PKI, upstream: ServerProcess
+) -> Iterator[tuple[ServerProcess, KubeAPIDouble]]:
     """No CA flags: the CAs and header names come from the ConfigMap, read every 0.2 s."""
     kube = KubeAPIDouble(tmp_path / "kube").start()
     kube.configmap_data = {
@@ -304,6 +325,10 @@ def from_configmap(tmp_path: Path, pki: PKI) -> Iterator[tuple[ServerProcess, Ku
         [
             "--mode",
             "aggregated",
+            "--kubeconfig",
+            str(upstream.kubeconfig),
+            "--group",  # the upstream serves resource.k8s.io itself
+            "resource.x-k8s.io",
             "--authentication-kubeconfig",
             str(kubeconfig),
             "--authorization-kubeconfig",
@@ -337,7 +362,9 @@ def test_configmap_configures_front_proxy_and_a_rotated_ca_takes_effect(
     assert call(server, SLICES, alice).status_code == 200
 
 
-def test_unreadable_configmap_is_no_failed_start(tmp_path: Path, pki: PKI) -> None:
+def test_unreadable_configmap_is_no_failed_start(
+    tmp_path: Path, pki: PKI, upstream: ServerProcess
+) -> None:
     """Forbidden to read the ConfigMap: the server starts, certificates authenticate nobody,
     tokens still work; once it becomes readable, the front proxy is believed."""
     kube = KubeAPIDouble(tmp_path / "kube", users={"carol-token": {"username": "carol"}})
@@ -348,6 +375,10 @@ def test_unreadable_configmap_is_no_failed_start(tmp_path: Path, pki: PKI) -> No
         [
             "--mode",
             "aggregated",
+            "--kubeconfig",
+            str(upstream.kubeconfig),
+            "--group",  # the upstream serves resource.k8s.io itself
+            "resource.x-k8s.io",
             "--authentication-kubeconfig",
             str(kubeconfig),
             "--authorization-kubeconfig",
@@ -403,13 +434,13 @@ def _kubectl_as(server: ServerProcess, token: str, *args: str) -> subprocess.Com
 
 
 def test_kubectl_with_a_token_the_kube_apiserver_knows(aggregated: ServerProcess) -> None:
-    allowed = _kubectl_as(aggregated, "carol-token", "get", "resourceslices")
+    allowed = _kubectl_as(aggregated, "carol-token", "get", f"resourceslicepatches.{OURS}")
     assert allowed.returncode == 0, allowed.stderr
     assert "No resources found" in allowed.stderr
-    denied = _kubectl_as(aggregated, "mallory-token", "get", "resourceslices")
+    denied = _kubectl_as(aggregated, "mallory-token", "get", f"resourceslicepatches.{OURS}")
     assert denied.returncode != 0
     assert (
-        "Error from server (Forbidden): resourceslices.resource.k8s.io is forbidden: User"
-        ' "mallory" cannot list resource "resourceslices" in API group "resource.k8s.io" at'
+        f"Error from server (Forbidden): resourceslicepatches.{OURS} is forbidden: User"
+        f' "mallory" cannot list resource "resourceslicepatches" in API group "{OURS}" at'
         " the cluster scope: denied by the test policy"
     ) in denied.stderr

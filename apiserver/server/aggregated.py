@@ -1,0 +1,111 @@
+"""Aggregated mode's cluster: the kube-apiserver proxies our group-versions to us, and the
+objects our kinds compute over are the cluster's own.
+
+Slices, classes, claims and nodes are read by list+watch from the kube-apiserver
+(``KubeSource``, raw JSON); our kinds (patches, pool status requests) live in our store and
+are the only stored kinds served; Events are written to the kube-apiserver. Readiness
+includes every upstream source, so ``/readyz`` is 200 only once they have synced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..auth import Authenticator, Authorizer
+from ..controllers import EventRecorder
+from ..controllers.kubeevents import KubeEventRecorder
+from ..kinds import own_strategies
+from ..kinds.deviceclass import DeviceClassStrategy
+from ..kinds.node import NodeStrategy
+from ..kinds.resourceclaim import ResourceClaimStrategy
+from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from ..kinds.resourceslice import ResourceSliceStrategy
+from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
+from ..machinery.admission import AdmissionPlugin
+from ..machinery.registry import Registry
+from ..machinery.resource import ResourceType
+from ..machinery.rest import Resource
+from ..machinery.strategy import Strategy
+from ..sources import KubeSource, StoreSource
+from ..sources.upstream import KubeConnection
+from ..storage import Store
+from ..toolkit import Backoff
+from .cluster import COMPONENT, ClusterSources, RateLimit, admission_chain, serve_kinds
+
+UPSTREAM = {
+    "slices": ResourceSliceStrategy.upstream().resource,
+    "classes": DeviceClassStrategy.upstream().resource,
+    "claims": ResourceClaimStrategy.upstream().resource,
+    "nodes": NodeStrategy.core().resource,
+}
+"""The kinds read from the kube-apiserver, by the field of ``ClusterSources`` they feed."""
+
+
+def collection_path(resource: ResourceType) -> str:
+    """Where the kube-apiserver serves the collection: ``/api/v1/nodes``,
+    ``/apis/resource.k8s.io/v1/resourceslices``."""
+    root = f"/apis/{resource.group}" if resource.group else "/api"
+    return f"{root}/{resource.version}/{resource.plural}"
+
+
+class AggregatedCluster:
+    def __init__(
+        self,
+        store: Store,
+        group: str,
+        connection: KubeConnection,
+        *,
+        authenticator: Authenticator | None,
+        authorizer: Authorizer | None,
+        pool_status_create_limit: RateLimit | None = None,
+        admission: list[AdmissionPlugin] | None = None,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.store = store
+        self.group = group
+        self.connection = connection
+        self.authenticator = authenticator
+        self.authorizer = authorizer
+        self.admission = admission_chain(group, pool_status_create_limit, admission)
+        self._served = serve_kinds(self.kinds(group), store, admission=self.admission)
+        self._registries = {r.resource: r for r in self._served if isinstance(r, Registry)}
+        upstream = {
+            field: KubeSource(
+                connection, collection_path(resource), name=resource.plural, backoff=backoff
+            )
+            for field, resource in UPSTREAM.items()
+        }
+        self.upstream = list(upstream.values())
+        self.sources = ClusterSources(
+            **upstream,
+            patches=self._source(ResourceSlicePatchStrategy.for_group(group).resource),
+            requests=self._source(ResourcePoolStatusRequestStrategy.for_group(group).resource),
+        )
+        self.events: EventRecorder = KubeEventRecorder(connection, COMPONENT)
+
+    def _source(self, resource: ResourceType) -> StoreSource:
+        return StoreSource(self.store, resource.key_prefix(), name=resource.plural)
+
+    @staticmethod
+    def kinds(group: str) -> list[Strategy[Any]]:
+        """Only our kinds: the kube-apiserver serves the upstream ones."""
+        return own_strategies(group)
+
+    def served(self) -> list[Resource]:
+        return list(self._served)
+
+    def registry(self, resource: ResourceType) -> Registry:
+        return self._registries[resource]
+
+    async def start(self) -> None:
+        await self.connection.open()
+        for source in self.sources.all():
+            await source.start()
+
+    async def close(self) -> None:
+        for source in reversed(self.sources.all()):
+            await source.close()
+        await self.connection.close()
+
+    def readiness(self) -> dict[str, bool]:
+        return {f"informer-{s.name}": s.has_synced for s in self.sources.all()}

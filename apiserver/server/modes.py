@@ -1,0 +1,91 @@
+"""Which ``Cluster`` a mode runs with: ``standalone`` serves every kind from one store;
+``aggregated`` reads the cluster's kinds from a kube-apiserver, after checking that it does
+not already serve a group-version of ours."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+import aiohttp
+
+from ..auth import Authenticator, Authorizer
+from ..kinds import strategies
+from ..machinery.admission import AdmissionPlugin
+from ..machinery.review import ReviewStrategy
+from ..machinery.strategy import Strategy
+from ..sources.upstream import KubeConnection
+from ..storage import Store
+from .aggregated import AggregatedCluster
+from .cluster import Cluster, RateLimit, StandaloneCluster
+from .servedcheck import check_served_versions
+
+MODES = ("standalone", "aggregated")
+
+
+def stored_kinds(mode: str, group: str) -> list[Strategy[Any]]:
+    """The kinds the mode keeps in its own store."""
+    if mode == "aggregated":
+        return AggregatedCluster.kinds(group)
+    return StandaloneCluster.kinds(group)
+
+
+def served_group_versions(group: str) -> list[str]:
+    """Our group-versions, the ones the APIServices route to us."""
+    return sorted({s.resource.group_version for s in strategies(group, standalone=False)})
+
+
+async def _check_upstream(kubeconfig: str | None, group: str) -> None:
+    connection = KubeConnection(kubeconfig)
+    await connection.open()
+    try:
+        await check_served_versions(connection, group, served_group_versions(group))
+    finally:
+        await connection.close()
+
+
+def check_upstream(kubeconfig: str | None, group: str) -> None:
+    """Before serving: the kube-apiserver answers, and serves none of our group-versions
+    itself. Raises ``ValueError`` with the reason otherwise."""
+    try:
+        asyncio.run(_check_upstream(kubeconfig, group))
+    except (OSError, TimeoutError, aiohttp.ClientError) as exc:
+        raise ValueError(f"cannot reach the kube-apiserver: {exc}") from exc
+
+
+def build_cluster(
+    mode: str,
+    store: Store,
+    group: str,
+    *,
+    kubeconfig: str | None,
+    authenticator: Authenticator | None,
+    authorizer: Authorizer | None,
+    pool_status_create_limit: RateLimit | None = None,
+    admission: list[AdmissionPlugin] | None = None,
+    reviews: Iterable[ReviewStrategy[Any]] = (),
+) -> Cluster:
+    """``reviews``: the review kinds standalone answers itself (in a cluster the
+    kube-apiserver serves them)."""
+    if mode == "aggregated":
+        return AggregatedCluster(
+            store,
+            group,
+            KubeConnection(kubeconfig),
+            authenticator=authenticator,
+            authorizer=authorizer,
+            pool_status_create_limit=pool_status_create_limit,
+            admission=admission,
+        )
+    if mode == "standalone":
+        return StandaloneCluster(
+            store,
+            group,
+            authenticator=authenticator,
+            authorizer=authorizer,
+            pool_status_create_limit=pool_status_create_limit,
+            admission=admission,
+            reviews=reviews,
+        )
+    raise ValueError(f"unknown --mode {mode!r}; expected one of {', '.join(MODES)}")

@@ -1,0 +1,318 @@
+"""The install manifests: every output of ``kubectl kustomize`` (the base, the ha overlay,
+the other-group component, and the overlay certs/make_certs.py writes) is valid against
+Kubernetes 1.37's schemas, and the objects agree with each other, with the certificate,
+with the image and with the server's own command line and served group-versions."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from apiserver.cli import _parser
+from apiserver.server.modes import served_group_versions
+from tests.e2e.harness import REPO, kubectl_binary
+
+MANIFESTS = REPO / "manifests"
+KUBERNETES = "1.37.0"
+OTHER_GROUP = "resource.x-k8s.io"
+Doc = dict[str, Any]
+
+
+def kustomize(directory: Path) -> list[Doc]:
+    out = subprocess.run(
+        [kubectl_binary(), "kustomize", str(directory)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def make_certs(out: Path, *args: str) -> str:
+    """Run the certs script into ``out``; the caBundle it prints."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "certs" / "make_certs.py"), "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def overlay(tmp_path: Path, name: str, resources: list[Path], components: list[Path]) -> Path:
+    directory = tmp_path / name
+    directory.mkdir()
+    doc = {
+        "resources": [os.path.relpath(r, directory) for r in resources],
+        "components": [os.path.relpath(c, directory) for c in components],
+    }
+    (directory / "kustomization.yaml").write_text(yaml.safe_dump(doc))
+    return directory
+
+
+def one(docs: list[Doc], kind: str, name: str) -> Doc:
+    [found] = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    return found
+
+
+def of_kind(docs: list[Doc], kind: str) -> list[Doc]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+@pytest.fixture(scope="module")
+def installs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Doc]]:
+    """Every way to install, rendered: as committed, and with the generated certificate."""
+    tmp = tmp_path_factory.mktemp("installs")
+    other = MANIFESTS / "components" / "other-group"
+    rendered = {
+        "base": kustomize(MANIFESTS / "base"),
+        "ha": kustomize(MANIFESTS / "overlays" / "ha"),
+        "base+other-group": kustomize(overlay(tmp, "og", [MANIFESTS / "base"], [other])),
+        "ha+other-group": kustomize(
+            overlay(tmp, "ha-og", [MANIFESTS / "overlays" / "ha"], [other])
+        ),
+    }
+    make_certs(tmp / "certs-base")
+    rendered["certs-base"] = kustomize(tmp / "certs-base")
+    make_certs(
+        tmp / "certs-ha", "--base", str(MANIFESTS / "overlays" / "ha"), "--group", OTHER_GROUP
+    )
+    rendered["certs-ha+other-group"] = kustomize(tmp / "certs-ha")
+    return rendered
+
+
+def test_every_manifest_is_valid_against_kubernetes_1_37(installs: dict[str, list[Doc]]) -> None:
+    for name, docs in installs.items():
+        assert docs, name
+        for doc in docs:
+            kubernetes_validate.validate(doc, KUBERNETES, strict=True)
+
+
+def test_the_validator_refuses_what_kubernetes_would(installs: dict[str, list[Doc]]) -> None:
+    """The check above can fail: a field Kubernetes does not know, a wrong type."""
+    deployment = one(installs["base"], "Deployment", "dra-apiserver")
+    unknown = {**deployment, "spec": {**deployment["spec"], "replica": 1}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(unknown, KUBERNETES, strict=True)
+    wrong = {**deployment, "spec": {**deployment["spec"], "replicas": "two"}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(wrong, KUBERNETES, strict=True)
+
+
+def container(docs: list[Doc]) -> Doc:
+    deployment = one(docs, "Deployment", "dra-apiserver")
+    [server] = deployment["spec"]["template"]["spec"]["containers"]
+    return server  # type: ignore[no-any-return]
+
+
+def flags(docs: list[Doc]) -> dict[str, str]:
+    return dict(a.removeprefix("--").split("=", 1) for a in container(docs)["args"][1:])
+
+
+@pytest.mark.parametrize("install", ["base", "ha", "base+other-group", "certs-ha+other-group"])
+def test_service_and_apiservices_agree(installs: dict[str, list[Doc]], install: str) -> None:
+    docs = installs[install]
+    deployment = one(docs, "Deployment", "dra-apiserver")
+    [service] = [s for s in of_kind(docs, "Service") if s["metadata"]["name"] == "dra-apiserver"]
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert deployment["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
+    port_names = {p["name"]: p["containerPort"] for p in container(docs)["ports"]}
+    [service_port] = service["spec"]["ports"]
+    assert service_port["targetPort"] in port_names
+
+    group = flags(docs).get("group", "resource.k8s.io")
+    apiservices = of_kind(docs, "APIService")
+    assert sorted(f"{a['spec']['group']}/{a['spec']['version']}" for a in apiservices) == (
+        served_group_versions(group)
+    )
+    for apiservice in apiservices:
+        spec = apiservice["spec"]
+        assert apiservice["metadata"]["name"] == f"{spec['version']}.{spec['group']}"
+        assert spec["service"] == {
+            "name": service["metadata"]["name"],
+            "namespace": service["metadata"]["namespace"],
+            "port": service_port["port"],
+        }
+    reader = one(docs, "ClusterRole", "pool-status-reader")
+    assert reader["rules"][0]["apiGroups"] == [group]
+
+
+@pytest.mark.parametrize("install", ["base", "ha", "certs-base"])
+def test_service_account_and_bindings_agree(installs: dict[str, list[Doc]], install: str) -> None:
+    docs = installs[install]
+    deployment = one(docs, "Deployment", "dra-apiserver")
+    account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
+    namespace = deployment["metadata"]["namespace"]
+    one(docs, "ServiceAccount", account)
+    bindings = of_kind(docs, "ClusterRoleBinding") + of_kind(docs, "RoleBinding")
+    roles = {
+        (b["roleRef"]["kind"], b["roleRef"]["name"], b["metadata"].get("namespace"))
+        for b in bindings
+    }
+    assert ("ClusterRole", "system:auth-delegator", None) in roles
+    assert ("Role", "extension-apiserver-authentication-reader", "kube-system") in roles
+    assert ("ClusterRole", "dra-apiserver", None) in roles
+    for binding in bindings:
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": account, "namespace": namespace}
+        ]
+        if binding["roleRef"]["name"] == "dra-apiserver":
+            one(docs, "ClusterRole", "dra-apiserver")
+    rules = one(docs, "ClusterRole", "dra-apiserver")["rules"]
+    granted = {
+        (group, resource, verb)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    needed = {
+        *(
+            ("resource.k8s.io", r, v)
+            for r in ("resourceslices", "resourceclaims", "deviceclasses")
+            for v in ("get", "list", "watch")
+        ),
+        *(("", "nodes", v) for v in ("get", "list", "watch")),
+        ("resource.k8s.io", "resourceclaims/status", "update"),
+        ("", "events", "create"),
+        ("", "events", "patch"),
+        ("", "events", "get"),  # the Event recorder reads the Event it would repeat
+        ("apiregistration.k8s.io", "apiservices", "list"),  # the start-up check
+    }
+    assert needed <= granted
+
+
+@pytest.mark.parametrize("install", ["base", "ha"])
+def test_probes_ports_and_command_line_agree(installs: dict[str, list[Doc]], install: str) -> None:
+    """The probes reach the port the server listens on, the image exposes it, and the
+    server's command line parses its arguments."""
+    docs = installs[install]
+    server = container(docs)
+    ports = {p["name"]: p["containerPort"] for p in server["ports"]}
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/livez")):
+        get = server[probe]["httpGet"]
+        assert (get["path"], get["scheme"]) == (path, "HTTPS")
+        assert get["port"] in ports
+    args = _parser().parse_args(server["args"])
+    assert args.mode == "aggregated"
+    assert ports["https"] == args.secure_port
+    assert args.bind_address == "0.0.0.0"
+    exposed = re.findall(r"^EXPOSE (\d+)$", (REPO / "docker" / "Dockerfile").read_text(), re.M)
+    assert exposed == [str(args.secure_port)]
+    mounts = {m["name"]: m for m in server["volumeMounts"]}
+    volumes = {
+        v["name"]: v
+        for v in one(docs, "Deployment", "dra-apiserver")["spec"]["template"]["spec"]["volumes"]
+    }
+    assert set(mounts) == set(volumes)
+    assert Path(args.tls_cert_file).parent == Path(mounts["tls"]["mountPath"])
+    assert Path(args.tls_private_key_file).parent == Path(mounts["tls"]["mountPath"])
+    security = server["securityContext"]
+    assert security["readOnlyRootFilesystem"] is True
+    assert (
+        one(docs, "Deployment", "dra-apiserver")["spec"]["template"]["spec"]["securityContext"][
+            "runAsNonRoot"
+        ]
+        is True
+    )
+    assert server["resources"]["requests"]
+
+
+def test_base_keeps_sqlite_on_its_claim(installs: dict[str, list[Doc]]) -> None:
+    docs = installs["base"]
+    deployment = one(docs, "Deployment", "dra-apiserver")
+    assert deployment["spec"]["replicas"] == 1
+    storage = _parser().parse_args(container(docs)["args"]).storage
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    [data] = [
+        m
+        for m in container(docs)["volumeMounts"]
+        if storage.startswith(f"sqlite:///{m['mountPath']}/")
+    ]
+    claim = volumes[data["name"]]["persistentVolumeClaim"]["claimName"]
+    one(docs, "PersistentVolumeClaim", claim)
+
+
+def test_ha_runs_two_replicas_on_three_etcd_members(installs: dict[str, list[Doc]]) -> None:
+    docs = installs["ha"]
+    assert of_kind(docs, "PersistentVolumeClaim") == []
+    assert one(docs, "Deployment", "dra-apiserver")["spec"]["replicas"] == 2
+    etcd = one(docs, "StatefulSet", "dra-etcd")
+    assert etcd["spec"]["replicas"] == 3
+    headless = one(docs, "Service", etcd["spec"]["serviceName"])
+    assert headless["spec"]["clusterIP"] == "None"
+    namespace = etcd["metadata"]["namespace"]
+    storage = _parser().parse_args(container(docs)["args"]).storage
+    members = [
+        f"{etcd['metadata']['name']}-{i}.{headless['metadata']['name']}.{namespace}.svc:2379"
+        for i in range(3)
+    ]
+    assert storage == "etcd://" + ",".join(members)
+
+
+@pytest.mark.parametrize(
+    ("install", "directory"), [("certs-base", "certs-base"), ("certs-ha+other-group", "certs-ha")]
+)
+def test_certificate_names_the_service_and_the_ca_bundle_signs_it(
+    installs: dict[str, list[Doc]], install: str, directory: str
+) -> None:
+    docs = installs[install]
+    service = one(docs, "Service", "dra-apiserver")
+    volume = next(
+        v
+        for v in one(docs, "Deployment", "dra-apiserver")["spec"]["template"]["spec"]["volumes"]
+        if "secret" in v
+    )
+    secret = one(docs, "Secret", volume["secret"]["secretName"])
+    assert secret["type"] == "kubernetes.io/tls"
+    assert secret["metadata"]["namespace"] == service["metadata"]["namespace"]
+    cert = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    dns = set(names.get_values_for_type(x509.DNSName))
+    # The name the aggregator verifies: <service>.<namespace>.svc.
+    assert f"{service['metadata']['name']}.{service['metadata']['namespace']}.svc" in dns
+    [bundle] = {a["spec"]["caBundle"] for a in of_kind(docs, "APIService")}
+    ca = x509.load_pem_x509_certificate(base64.b64decode(bundle))
+    public = ca.public_key()
+    assert isinstance(public, ec.EllipticCurvePublicKey)
+    cert.verify_directly_issued_by(ca)
+
+
+def test_certs_script_writes_only_ignored_files(tmp_path: Path) -> None:
+    """By default it writes into certs/, where git ignores everything it writes."""
+    out = tmp_path / "certs"
+    bundle = make_certs(out)
+    assert base64.b64decode(bundle).startswith(b"-----BEGIN CERTIFICATE-----")
+    written = sorted(p.name for p in out.iterdir())
+    assert written == [
+        "ca.crt",
+        "ca.key",
+        "kustomization.yaml",
+        "secret.yaml",
+        "tls.crt",
+        "tls.key",
+    ]
+    assert (out / "tls.key").stat().st_mode & 0o077 == 0
+    paths = [f"certs/{name}" for name in written]
+    ignored = subprocess.run(
+        ["git", "check-ignore", *paths], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert sorted(ignored.stdout.split()) == sorted(paths)
+    again = make_certs(out)  # the CA is kept: the caBundle in the cluster stays valid
+    assert again == bundle
