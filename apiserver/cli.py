@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from .api.resource import DRA_GROUP
 from .auth.delegation import AuthOptions
 from .server.app import ServerSettings
 from .server.certs import write_client_cert
 from .server.serve import ServeOptions, serve
+from .shim.app import ShimOptions, run_shim
 
 
 def _names(value: str) -> list[str]:
@@ -301,11 +303,64 @@ def _parser() -> argparse.ArgumentParser:
         "--group", action="append", default=[], help="a group of the user (O); repeatable"
     )
     c.add_argument("--out", required=True, help="write OUT.crt and OUT.key")
+    _shim_parser(commands)
     return parser
+
+
+def _shim_parser(commands: Any) -> None:
+    s = commands.add_parser(
+        "shim", help="run the scheduler shim, a kube-scheduler extender (filter, prioritize, bind)"
+    )
+    s.add_argument("--kubeconfig", required=True, help="credentials for the API server")
+    s.add_argument("--server", help="the API server's URL (default: the kubeconfig's)")
+    s.add_argument(
+        "--group",
+        default=DRA_GROUP,
+        help=f"API group of the server's own kinds (default {DRA_GROUP})",
+    )
+    s.add_argument("--bind-address", default="127.0.0.1", help="address to listen on")
+    s.add_argument("--port", type=int, default=8888, help="HTTPS port (default 8888)")
+    s.add_argument(
+        "--cert-dir",
+        default="certs/shim",
+        help="where a self-signed serving certificate is made when no --tls-cert-file is given",
+    )
+    s.add_argument("--tls-cert-file", help="serving certificate")
+    s.add_argument("--tls-private-key-file", help="key of --tls-cert-file")
+    s.add_argument("--tls-san", action="append", default=[], help="extra name for the certificate")
+    s.add_argument(
+        "--attach-timeout",
+        type=float,
+        default=600.0,
+        help="seconds a bind waits for fabric devices to be attached before it fails (default 600)",
+    )
+    s.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
+    if args.command == "shim":
+        shim = ShimOptions(
+            kubeconfig=args.kubeconfig,
+            server=args.server,
+            group=args.group,
+            bind_address=args.bind_address,
+            port=args.port,
+            cert_dir=args.cert_dir,
+            tls_cert_file=args.tls_cert_file,
+            tls_private_key_file=args.tls_private_key_file,
+            tls_san=args.tls_san,
+            attach_timeout=args.attach_timeout,
+            log_level=args.log_level,
+        )
+        try:
+            run_shim(shim)
+        except (ValueError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from exc
+        return
     if args.command == "serve":
         options = ServeOptions(
             bind_address=args.bind_address,

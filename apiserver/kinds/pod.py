@@ -3,7 +3,9 @@
 A pod starts ``Pending`` (as in Kubernetes, the create sets the phase). Printed like kubectl
 prints pods: NAME, READY (ready containers / containers), STATUS (a container's waiting or
 terminated reason, else the pod's reason or phase; ``Terminating`` once deleted), RESTARTS,
-AGE; ``-o wide`` adds IP, NODE, NOMINATED NODE and READINESS GATES. Field selectors are
+AGE; ``-o wide`` adds IP, NODE, NOMINATED NODE and READINESS GATES. ``pods/binding`` binds a
+pod to a node as a scheduler does: a ``v1`` Binding sets ``spec.nodeName`` once (409 if the
+pod is bound already or being deleted). Field selectors are
 those kubectl and schedulers use: ``spec.nodeName`` (empty for an unscheduled pod),
 ``status.phase``, ``spec.schedulerName`` and a few more.
 """
@@ -13,9 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from ..api import field
+from ..api.core.binding import Binding
 from ..api.core.pod import Pod
 from ..api.core.validation.pod import validate_pod
 from ..api.field import FieldError
+from ..api.meta import KindModel
+from ..api.names import dns1123_subdomain_errors
+from ..machinery import errors
+from ..machinery.action import Action
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
 from ..machinery.table import Column, path, string_at
@@ -60,6 +68,40 @@ def _or_none(*keys: str) -> Callable[[dict[str, Any]], Any]:
     return lambda obj: get(obj) or NONE
 
 
+class PodBinding:
+    """``pods/binding``: the target node becomes the pod's ``spec.nodeName``."""
+
+    subresource: str = "binding"
+    group_version: str = "v1"
+    kind: str = "Binding"
+    model: type[KindModel] = Binding
+
+    def validate(self, body: Binding) -> list[FieldError]:
+        target = body.target
+        if target.kind not in (None, "", "Node"):
+            return [field.not_supported("target.kind", target.kind, ["Node"])]
+        if not target.name:
+            return [field.required("target.name")]
+        return [
+            field.invalid("target.name", target.name, e)
+            for e in dns1123_subdomain_errors(target.name)
+        ]
+
+    def apply(self, parent: dict[str, Any], body: Binding) -> dict[str, Any]:
+        meta, spec = parent["metadata"], parent.setdefault("spec", {})
+        name = meta["name"]
+        if meta.get("deletionTimestamp"):
+            raise errors.conflict(
+                "pods", "", name, "pod is being deleted, cannot be assigned to a host"
+            )
+        if spec.get("nodeName"):
+            raise errors.conflict(
+                "pods", "", name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
+            )
+        spec["nodeName"] = body.target.name
+        return parent
+
+
 class PodStrategy(Strategy[Pod]):
     model = Pod
     version = "v1"
@@ -70,6 +112,7 @@ class PodStrategy(Strategy[Pod]):
     short_names = ("po",)
     categories = ("all",)
     has_status = True
+    actions: ClassVar[tuple[Action, ...]] = (PodBinding(),)
     columns: ClassVar[tuple[Column, ...]] = (
         Column("Ready", "string", pod_ready, "Ready containers of all containers."),
         Column("Status", "string", pod_status, "The aggregate status of the containers."),

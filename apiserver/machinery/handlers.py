@@ -36,6 +36,7 @@ from .rest import (
     Lister,
     ListOptions,
     ListResult,
+    NamedCreater,
     Patcher,
     Resource,
     Updater,
@@ -74,6 +75,7 @@ class Endpoint:
     lister: Lister | None = None
     watcher: Watcher | None = None
     creater: Creater | None = None
+    named_creater: NamedCreater | None = None
     updater: Updater | None = None
     patcher: Patcher | None = None
     applier: Applier | None = None
@@ -88,6 +90,7 @@ class Endpoint:
                 ("DELETE", self.deleter),
                 ("GET", self.getter),
                 ("PATCH", self.patcher or self.applier),
+                ("POST", self.named_creater),
                 ("PUT", self.updater),
             ]
         else:
@@ -115,6 +118,7 @@ class Endpoint:
             lister=cap(Lister),
             watcher=cap(Watcher),
             creater=cap(Creater),
+            named_creater=cap(NamedCreater),
             updater=cap(Updater),
             patcher=cap(Patcher),
             applier=cap(Applier),
@@ -128,6 +132,7 @@ _VERB_OF: dict[Any, str] = {
     Lister: "list",
     Watcher: "watch",
     Creater: "create",
+    NamedCreater: "create",
     Updater: "update",
     Patcher: "patch",
     Applier: "patch",
@@ -199,7 +204,13 @@ class ResourceHandler:
         if verb == "watch" and endpoint.watcher is not None:
             shape = negotiate(request.headers.get("accept"), collection=True, watch=True)
             return await self._watch(request, endpoint.watcher, served, namespace, shape)
-        if verb == "create" and endpoint.creater is not None:
+        if verb == "create" and info.name is not None and endpoint.named_creater is not None:
+            shape = _answer_shape(request)
+            write = parse_write_options(request, apply=False)
+            body = decode_body(await self._body(request), request.headers.get("content-type"))
+            result = await endpoint.named_creater.create_named(namespace, info.name, body, write)
+            return self._written(request, served, result, shape)
+        if verb == "create" and info.name is None and endpoint.creater is not None:
             shape = _answer_shape(request)  # refused now, not after the object is stored
             write = parse_write_options(request, apply=False)
             body = decode_body(await self._body(request), request.headers.get("content-type"))

@@ -494,6 +494,18 @@ class Registry(StoreReader):
                 "the namespace of the provided object does not match the namespace sent on the request"
             )
 
+    async def write_through(
+        self,
+        namespace: str | None,
+        name: str,
+        mutate: Callable[[StoredObject], dict[str, Any]],
+        opts: WriteOptions,
+        update: UpdateStrategy,
+    ) -> WriteResult:
+        """A change computed from the stored object (a subresource's action), retried on a
+        lost race."""
+        return await self._guaranteed_update(namespace, name, mutate, opts, update, retry=True)
+
     async def _guaranteed_update(
         self,
         namespace: str | None,

@@ -49,7 +49,7 @@ def parse_request(method: str, segments: list[str], *, watch_param: str | None) 
         verb = "delete" if name is not None else "deletecollection"
     else:
         raise errors.method_not_allowed(method, resource)
-    if verb == "create" and name is not None:
+    if verb == "create" and name is not None and subresource is None:
         raise errors.method_not_allowed("create", resource)
     if verb in ("update", "patch") and name is None:
         raise errors.method_not_allowed(verb, resource)

@@ -2,7 +2,8 @@
 
 As in Kubernetes' generic registry (``rest.Getter``, ``rest.Creater``, …), a resource
 implements the verbs it supports and nothing else: a stored kind all of them (``Registry``),
-its status subresource get, update, patch and apply (``StatusSubresource``), a computed
+its status subresource get, update, patch and apply (``StatusSubresource``), an action
+subresource a named create (``ActionSubresource``), a computed
 kind get, list and watch (``ComputedResource``), a review kind only create
 (``ReviewResource``). The handler asks a resource for a capability and answers 405 when it
 has none, so no resource pretends.
@@ -121,6 +122,15 @@ class Watcher(Protocol):
 class Creater(Protocol):
     async def create(
         self, namespace: str | None, body: dict[str, Any], opts: WriteOptions
+    ) -> WriteResult: ...
+
+
+@runtime_checkable
+class NamedCreater(Protocol):
+    """A POST to a named object's subresource (``pods/<name>/binding``)."""
+
+    async def create_named(
+        self, namespace: str | None, name: str, body: dict[str, Any], opts: WriteOptions
     ) -> WriteResult: ...
 
 

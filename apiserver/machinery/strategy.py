@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from ..api.field import FieldError
 from ..api.meta import KindModel
@@ -18,6 +18,9 @@ from ..api.names import dns1123_subdomain_errors
 from .resource import VERBS, ResourceType
 from .selectors import FieldGetter
 from .table import AGE_COLUMN, NAME_COLUMN, Column, string_at
+
+if TYPE_CHECKING:
+    from .action import Action
 
 M = TypeVar("M", bound=KindModel)
 
@@ -62,6 +65,9 @@ class Strategy(Generic[M]):
     status_on_create: ClassVar[bool] = False
     """A create keeps the status it carries (a Node is registered with its status); otherwise
     a kind with a status subresource starts without one."""
+    actions: ClassVar[tuple[Action, ...]] = ()
+    """Subresources that act on a stored object (``pods/binding``), served by
+    ``ActionSubresource``."""
     columns: ClassVar[tuple[Column, ...]] = ()
     extra_field_getters: ClassVar[Mapping[str, FieldGetter]] = {}
 

@@ -28,6 +28,7 @@ from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..kinds.resourceslice import ResourceSliceStrategy
 from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
+from ..machinery.action import ActionSubresource
 from ..machinery.admission import AdmissionChain, AdmissionPlugin
 from ..machinery.computed import ComputedResource
 from ..machinery.registry import Registry
@@ -109,6 +110,7 @@ def serve_kinds(
             served.append(registry)
             if strategy.has_status:
                 served.append(StatusSubresource(registry))
+            served.extend(ActionSubresource(registry, action) for action in strategy.actions)
     return served
 
 

@@ -142,3 +142,66 @@ def start_server(
 ) -> ServerProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     return ServerProcess(workdir, free_port(), list(extra_args or []), storage=storage).start()
+
+
+@dataclass
+class ShimProcess:
+    """The scheduler shim as a separate process, talking to ``server`` with its kubeconfig;
+    its self-signed serving certificate and CA are made in ``workdir``."""
+
+    server: ServerProcess
+    workdir: Path
+    port: int
+    extra_args: list[str] = field(default_factory=list)
+    kubeconfig: Path | None = None
+    """Whose credentials the shim uses: the server's admin kubeconfig by default."""
+
+    def __post_init__(self) -> None:
+        self.process = ChildProcess("shim", self.workdir / "shim.log", cwd=REPO)
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    def ssl_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.workdir / "certs" / "ca.crt"))
+
+    def start(self, timeout: float = 30.0) -> ShimProcess:
+        command = [
+            sys.executable,
+            "-m",
+            "apiserver",
+            "shim",
+            "--kubeconfig",
+            str(self.kubeconfig or self.server.kubeconfig),
+            "--server",
+            self.server.url,
+            "--bind-address",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--cert-dir",
+            str(self.workdir / "certs"),
+            "--log-level",
+            "warning",
+            *self.extra_args,
+        ]
+        self.process.start(command, http_probe(f"{self.url}/healthz", self.ssl_context), timeout)
+        return self
+
+    def stop(self) -> None:
+        self.process.stop()
+
+    def client(self) -> httpx.Client:
+        """What kube-scheduler is to the shim: an HTTPS client that trusts its CA."""
+        return httpx.Client(base_url=self.url, verify=self.ssl_context(), timeout=60.0)
+
+
+def start_shim(
+    server: ServerProcess,
+    workdir: Path,
+    extra_args: list[str] | None = None,
+    kubeconfig: Path | None = None,
+) -> ShimProcess:
+    workdir.mkdir(parents=True, exist_ok=True)
+    return ShimProcess(server, workdir, free_port(), list(extra_args or []), kubeconfig).start()

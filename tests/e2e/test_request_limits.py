@@ -140,7 +140,9 @@ def test_huge_headers_are_refused_with_431_while_others_are_served(
         assert headers["content-type"] == "application/json"
         status = orjson.loads(body)
         assert (status["kind"], status["code"], status["status"]) == ("Status", 431, "Failure")
-        assert flood.sent < 8 * MIB  # refused long before the whole header was sent
+        # Refused long before the whole header was sent; what the loopback's socket buffers
+        # take in before the refusal is read grows with the machine's load (9 MiB seen).
+        assert flood.sent < FLOOD_BYTES // 4
     # Eight 64 MiB headers would need half a gigabyte; the cap keeps growth to a few MiB.
     assert peak - before < 64 * MIB, (before, peak)
 

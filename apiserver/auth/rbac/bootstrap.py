@@ -7,6 +7,9 @@ holding the rules for the kinds this server serves; ``system:basic-user`` (the s
 ``system:discovery`` and ``system:public-info-viewer`` (the non-resource URLs) bound to
 ``system:authenticated`` (the last also to ``system:unauthenticated``).
 
+``dra-scheduler-shim`` holds what the scheduler shim needs (ask AllocationReview, write
+claim status, read devices, bind pods, release reservations); it is bound to no one.
+
 ResourcePoolStatusRequests are left out of the aggregated roles on purpose: KEP-5677 keeps
 them out of admin/edit/view (they expose infrastructure); grant them explicitly, e.g. with
 the KEP's ``pool-status-reader`` ClusterRole.
@@ -30,6 +33,8 @@ AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
 BOOTSTRAPPING = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-{}"
 MONITORING = "system:monitoring"
+SCHEDULER_SHIM = "dra-scheduler-shim"
+"""What the scheduler shim does and nothing more; bind it to the shim's identity."""
 READ = ["get", "list", "watch"]
 WRITE = ["create", "delete", "deletecollection", "patch", "update"]
 API_VERSION = f"{RBAC_GROUP}/{RBAC_VERSION}"
@@ -175,6 +180,18 @@ def cluster_roles(group: str) -> list[JSON]:
                         "/readyz/*",
                     ],
                 )
+            ],
+        ),
+        cluster_role(
+            SCHEDULER_SHIM,
+            [
+                _rule(["create"], [group], ["allocationreviews"]),
+                _rule(["get", "delete"], [group], ["devicereservations"]),
+                _rule(READ, [group], ["devices"]),
+                _rule(READ, [dra], ["resourceclaims"]),
+                _rule(["get", "update", "patch"], [dra], ["resourceclaims/status"]),
+                _rule(READ, [""], ["pods"]),
+                _rule(["create"], [""], ["pods/binding"]),
             ],
         ),
         cluster_role(

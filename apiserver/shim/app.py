@@ -1,0 +1,128 @@
+"""The shim's HTTPS endpoints, as a kube-scheduler extender configuration names them:
+``POST /filter``, ``/prioritize`` and ``/bind`` (``urlPrefix`` is the shim's URL), and
+``GET /healthz``. A request the scheduler would not send is a 400 carrying the protocol's
+``Error``."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+
+from ..server.certs import ensure_serving_certs
+from .binding import ATTACH_TIMEOUT, Binder
+from .client import APIClient, APIError, Credentials
+from .extender import (
+    BindArgs,
+    FilterArgs,
+    FilterResult,
+    ProtocolError,
+    bind_result,
+    host_priorities,
+)
+from .paths import Paths
+from .scheduling import Scheduler
+
+log = logging.getLogger(__name__)
+
+
+def _json(body: Any, code: int = 200) -> Response:
+    return Response(orjson.dumps(body), status_code=code, media_type="application/json")
+
+
+async def _body(request: Request) -> Any:
+    try:
+        return orjson.loads(await request.body())
+    except orjson.JSONDecodeError as err:
+        raise ProtocolError(f"the request body is not JSON: {err}") from err
+
+
+def build_app(api: APIClient, paths: Paths, *, attach_timeout: float = ATTACH_TIMEOUT) -> FastAPI:
+    scheduler = Scheduler(api, paths)
+    binder = Binder(api, paths, attach_timeout=attach_timeout)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await api.aclose()
+
+    app = FastAPI(title="DRA scheduler shim", lifespan=lifespan, openapi_url=None)
+
+    @app.post("/filter")
+    async def filter_nodes(request: Request) -> Response:
+        try:
+            args = FilterArgs.parse(await _body(request))
+        except ProtocolError as err:
+            return _json(FilterResult(error=str(err)).wire(None), 400)
+        return _json((await scheduler.filter(args)).wire(args))
+
+    @app.post("/prioritize")
+    async def prioritize(request: Request) -> Response:
+        try:
+            args = FilterArgs.parse(await _body(request))
+        except ProtocolError as err:
+            return _json({"Error": str(err)}, 400)
+        try:
+            scores = await scheduler.prioritize(args)
+        except APIError as err:
+            return _json({"Error": f"allocation review failed: {err}"}, 500)
+        return _json(host_priorities(scores, args.node_names))
+
+    @app.post("/bind")
+    async def bind(request: Request) -> Response:
+        try:
+            args = BindArgs.parse(await _body(request))
+        except ProtocolError as err:
+            return _json(bind_result(str(err)), 400)
+        return _json(bind_result(await binder.bind(args)))
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        return Response("ok", media_type="text/plain")
+
+    return app
+
+
+@dataclass
+class ShimOptions:
+    kubeconfig: str
+    server: str | None = None
+    group: str = "resource.k8s.io"
+    bind_address: str = "127.0.0.1"
+    port: int = 8888
+    cert_dir: str = "certs/shim"
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+    tls_san: list[str] = field(default_factory=list)
+    attach_timeout: float = ATTACH_TIMEOUT
+    log_level: str = "info"
+
+
+def run_shim(options: ShimOptions) -> None:
+    credentials = Credentials.from_kubeconfig(options.kubeconfig, options.server)
+    if not credentials.server:
+        raise ValueError("no API server: pass --server or a kubeconfig with one")
+    if options.tls_cert_file and options.tls_private_key_file:
+        cert, key = options.tls_cert_file, options.tls_private_key_file
+    else:
+        files = ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
+        cert, key = str(files.cert), str(files.key)
+    app = build_app(
+        APIClient(credentials), Paths(options.group), attach_timeout=options.attach_timeout
+    )
+    uvicorn.run(
+        app,
+        host=options.bind_address,
+        port=options.port,
+        ssl_certfile=cert,
+        ssl_keyfile=key,
+        log_level=options.log_level,
+        access_log=False,
+    )

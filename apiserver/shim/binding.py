@@ -1,0 +1,381 @@
+"""Bind: allocate the pod's claims on the chosen node, wait for fabric devices to be
+attached (KEP-5007), then bind the pod.
+
+1. A reserving AllocationReview of the pod's unallocated claims on the chosen node holds
+   the devices it picks while they are written.
+2. Each claim's ``status.allocation`` and ``reservedFor`` (the pod) are written, retried on
+   a conflict; a claim another pod allocated meanwhile fails the bind. A claim allocated
+   already (shared) only gains the pod in ``reservedFor``.
+3. A device that must be attached — a fabric device (``kubernetes.io/needs-attaching:
+   true`` in the device view) or one with upstream ``bindingConditions`` — is listed in
+   ``status.devices`` with its node and ``kubernetes.io/needs-attaching=True``, in the same
+   write. The bind then waits, by watching the claims, until every such device is
+   attached (``kubernetes.io/is-attached=True``, or all its binding conditions) or one
+   failed (``kubernetes.io/attach-failed=True``, or a binding failure condition), or the
+   attach timeout passes.
+4. The pod is bound through ``pods/binding``.
+
+The reservation is released (deleted) at the end either way: once the allocation is
+stored, the claim holds the devices. On failure the claims' allocations and the pod's
+place in ``reservedFor`` are removed (a claim left with no consumer is deallocated), and
+the error is the extender's answer. The attach state lives in the claim: a bind retried
+after the shim restarted waits for the devices the claim still lists as needing attaching.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ..api.resource.resourceclaim import ATTACH_FAILED, IS_ATTACHED, NEEDS_ATTACHING
+from .claims import pod_claims
+from .client import APIClient, APIError
+from .extender import BindArgs
+from .paths import Paths
+from .scheduling import review, why_infeasible
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+CONFLICT_RETRIES = 10
+ATTACH_TIMEOUT = 600.0
+
+
+class BindFailure(Exception):
+    """Why a bind cannot go on; the extender's ``Error``."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class AttachWait:
+    """One allocated device the bind waits for, and the conditions that end the wait."""
+
+    claim: str
+    driver: str
+    pool: str
+    device: str
+    share_id: str | None
+    ready: tuple[str, ...]
+    """All must be True to go on."""
+    failed: tuple[str, ...]
+    """Any True fails the bind."""
+
+    def matches(self, entry: JSON) -> bool:
+        return (
+            entry.get("driver") == self.driver
+            and entry.get("pool") == self.pool
+            and entry.get("device") == self.device
+            and entry.get("shareID") == self.share_id
+        )
+
+    def status_entry(self, node: str) -> JSON:
+        entry: JSON = {"driver": self.driver, "pool": self.pool, "device": self.device}
+        if self.share_id:
+            entry["shareID"] = self.share_id
+        entry["nodeName"] = node
+        entry["conditions"] = [
+            {
+                "type": NEEDS_ATTACHING,
+                "status": "True",
+                "lastTransitionTime": _now(),
+                "reason": "AttachRequested",
+                "message": f"the device must be attached to node {node} before the pod binds",
+            }
+        ]
+        return entry
+
+
+def _outcome(claim: JSON, waits: list[AttachWait]) -> str | None:
+    """``""`` when every device of ``waits`` in ``claim`` is attached, a message when one
+    failed, None while still waiting."""
+    entries = (claim.get("status") or {}).get("devices") or []
+    done = True
+    for wait in waits:
+        entry = next((e for e in entries if isinstance(e, dict) and wait.matches(e)), None)
+        true = {
+            c.get("type")
+            for c in (entry or {}).get("conditions") or []
+            if isinstance(c, dict) and c.get("status") == "True"
+        }
+        failed = [t for t in wait.failed if t in true]
+        if failed:
+            return (
+                f"device {wait.driver}/{wait.pool}/{wait.device} of claim {wait.claim}: {failed[0]}"
+            )
+        done = done and all(t in true for t in wait.ready)
+    return "" if done else None
+
+
+class Binder:
+    """The extender's bind verb."""
+
+    def __init__(self, api: APIClient, paths: Paths, *, attach_timeout: float = ATTACH_TIMEOUT):
+        self.api = api
+        self.paths = paths
+        self.attach_timeout = attach_timeout
+
+    async def bind(self, args: BindArgs) -> str:
+        """``""`` once the pod is bound, else why not (and nothing of the bind is left)."""
+        namespace, node = args.pod_namespace, args.node
+        try:
+            pod = await self.api.get(self.paths.pod(namespace, args.pod_name))
+        except APIError as err:
+            return f"reading pod {namespace}/{args.pod_name}: {err}"
+        uid = str(pod["metadata"].get("uid") or "")
+        if args.pod_uid and args.pod_uid != uid:
+            return f"pod {namespace}/{args.pod_name} has uid {uid}, not {args.pod_uid}"
+        written: list[str] = []
+        joined: list[str] = []
+        reservation = ""
+        try:
+            claims = pod_claims(pod)
+            if claims.pending:
+                raise BindFailure(f"claims not made yet for {', '.join(claims.pending)}")
+            current = {n: await self.api.get(self.paths.claim(namespace, n)) for n in claims.names}
+            fresh = [n for n, c in current.items() if not (c.get("status") or {}).get("allocation")]
+            allocations: dict[str, JSON] = {}
+            if fresh:
+                status = await review(self.api, self.paths, namespace, fresh, [node], reserve=True)
+                reservation = str((status.get("reservation") or {}).get("name") or "")
+                entry = next(
+                    (e for e in status.get("nodes") or [] if e.get("nodeName") == node), None
+                )
+                if entry is None or not entry.get("feasible"):
+                    why = why_infeasible(entry or {})
+                    raise BindFailure(f"the claims cannot be allocated on node {node}: {why}")
+                allocations = dict(zip(fresh, entry.get("allocations") or [], strict=True))
+            waits: list[AttachWait] = []
+            for name in claims.names:
+                if name in allocations:
+                    devices = await self._attach_waits(name, allocations[name])
+                    await self._write_allocation(
+                        namespace, name, pod, allocations[name], devices, node
+                    )
+                    written.append(name)
+                    waits += devices
+                else:
+                    stored = await self._join(namespace, name, pod)
+                    joined.append(name)
+                    waits += _attach_requested(name, stored, node)
+            if waits:
+                await self._wait_attached(namespace, waits)
+            await self.api.create(
+                f"{self.paths.pod(namespace, args.pod_name)}/binding",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Binding",
+                    "metadata": {"name": args.pod_name, "namespace": namespace, "uid": uid},
+                    "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+                },
+            )
+        except (BindFailure, APIError) as err:
+            log.info("bind of %s/%s to %s failed: %s", namespace, args.pod_name, node, err)
+            await self._undo(namespace, uid, written, joined)
+            return str(err)
+        finally:
+            if reservation:
+                await self._release(reservation)
+        return ""
+
+    # -- the steps -------------------------------------------------------------------------
+
+    async def _attach_waits(self, claim: str, allocation: JSON) -> list[AttachWait]:
+        """The devices of ``allocation`` that must be attached before the pod binds."""
+        waits = []
+        for result in (allocation.get("devices") or {}).get("results") or []:
+            if result.get("bindingConditions") or await self._needs_attaching(result):
+                waits.append(_wait_for(claim, result))
+        return waits
+
+    async def _needs_attaching(self, result: JSON) -> bool:
+        """Whether the device view says the device is a fabric device not yet attached."""
+        selector = (
+            f"spec.driver={result['driver']},spec.pool.name={result['pool']},"
+            f"spec.device={result['device']}"
+        )
+        found = await self.api.get(self.paths.devices, fieldSelector=selector)
+        for device in found.get("items") or []:
+            attribute = ((device.get("spec") or {}).get("attributes") or {}).get(NEEDS_ATTACHING)
+            if isinstance(attribute, dict) and attribute.get("bool") is True:
+                return True
+        return False
+
+    async def _update_claim(
+        self, namespace: str, name: str, change: Callable[[JSON], None]
+    ) -> JSON:
+        """Read, change, write the claim's status; a lost race reads again."""
+        path = f"{self.paths.claim(namespace, name)}/status"
+        for _ in range(CONFLICT_RETRIES):
+            claim = await self.api.get(self.paths.claim(namespace, name))
+            change(claim)
+            try:
+                return await self.api.update(path, claim)
+            except APIError as err:
+                if err.code != 409:
+                    raise
+        raise BindFailure(f"claim {namespace}/{name} kept changing; gave up writing it")
+
+    async def _write_allocation(
+        self,
+        namespace: str,
+        name: str,
+        pod: JSON,
+        allocation: JSON,
+        waits: list[AttachWait],
+        node: str,
+    ) -> None:
+        def change(claim: JSON) -> None:
+            status = claim.setdefault("status", {})
+            if status.get("allocation"):
+                raise BindFailure(f"claim {namespace}/{name} was allocated meanwhile")
+            status["allocation"] = dict(allocation)
+            if waits:
+                status["allocation"].setdefault("allocationTimestamp", _now())
+                status["devices"] = [
+                    *(status.get("devices") or []),
+                    *(w.status_entry(node) for w in waits),
+                ]
+            status["reservedFor"] = [*(status.get("reservedFor") or []), _consumer(pod)]
+
+        await self._update_claim(namespace, name, change)
+
+    async def _join(self, namespace: str, name: str, pod: JSON) -> JSON:
+        uid = pod["metadata"].get("uid")
+
+        def change(claim: JSON) -> None:
+            status = claim.setdefault("status", {})
+            if not status.get("allocation"):
+                raise BindFailure(f"claim {namespace}/{name} was deallocated meanwhile")
+            users = status.get("reservedFor") or []
+            if not any(u.get("uid") == uid for u in users):
+                status["reservedFor"] = [*users, _consumer(pod)]
+
+        return await self._update_claim(namespace, name, change)
+
+    async def _wait_attached(self, namespace: str, waits: list[AttachWait]) -> None:
+        """Watch the claims until every device waited for is attached, or one failed."""
+        by_claim: dict[str, list[AttachWait]] = {}
+        for wait in waits:
+            by_claim.setdefault(wait.claim, []).append(wait)
+        try:
+            async with asyncio.timeout(self.attach_timeout):
+                await self._watch_until_attached(namespace, by_claim)
+        except TimeoutError:
+            raise BindFailure(
+                f"timed out after {self.attach_timeout:g} s waiting for"
+                f" {', '.join(f'{w.driver}/{w.pool}/{w.device}' for w in waits)} to be attached"
+            ) from None
+
+    async def _watch_until_attached(
+        self, namespace: str, by_claim: dict[str, list[AttachWait]]
+    ) -> None:
+        pending = set(by_claim)
+
+        def seen(claim: JSON) -> None:
+            name = claim.get("metadata", {}).get("name")
+            if name not in pending:
+                return
+            outcome = _outcome(claim, by_claim[name])
+            if outcome:
+                raise BindFailure(f"attaching failed: {outcome}")
+            if outcome == "":
+                pending.discard(name)
+
+        while pending:  # a watch the server ends (or expires) is started again from a list
+            listing = await self.api.get(self.paths.claims(namespace))
+            for claim in listing.get("items") or []:
+                seen(claim)
+            if not pending:
+                return
+            revision = str((listing.get("metadata") or {}).get("resourceVersion") or "")
+            async for event in self.api.watch(
+                self.paths.claims(namespace), resourceVersion=revision
+            ):
+                kind, obj = event.get("type"), event.get("object") or {}
+                if kind == "ERROR":
+                    break
+                if kind == "DELETED" and obj.get("metadata", {}).get("name") in pending:
+                    raise BindFailure(f"claim {namespace}/{obj['metadata']['name']} was deleted")
+                if kind in ("ADDED", "MODIFIED"):
+                    seen(obj)
+                    if not pending:
+                        return
+
+    async def _undo(self, namespace: str, uid: str, written: list[str], joined: list[str]) -> None:
+        """Take back what the bind wrote: the allocations it made, the pod's places."""
+
+        def deallocate(claim: JSON) -> None:
+            status = claim.setdefault("status", {})
+            for key in ("allocation", "reservedFor", "devices"):
+                status.pop(key, None)
+
+        def leave(claim: JSON) -> None:
+            status = claim.setdefault("status", {})
+            users = [u for u in status.get("reservedFor") or [] if u.get("uid") != uid]
+            if users:
+                status["reservedFor"] = users
+            else:  # no one uses the claim: it is deallocated, as Kubernetes does
+                deallocate(claim)
+
+        for names, change in ((written, deallocate), (joined, leave)):
+            for name in names:
+                try:
+                    await self._update_claim(namespace, name, change)
+                except (APIError, BindFailure) as err:
+                    log.warning("undoing the bind on claim %s/%s failed: %s", namespace, name, err)
+
+    async def _release(self, reservation: str) -> None:
+        try:
+            await self.api.delete(self.paths.reservation(reservation))
+        except APIError as err:
+            if err.code != 404:
+                log.warning("releasing reservation %s failed: %s", reservation, err)
+
+
+def _wait_for(claim: str, result: JSON) -> AttachWait:
+    """The wait for one allocated device: its own binding conditions if it has them, else
+    ``kubernetes.io/is-attached``; ``kubernetes.io/attach-failed`` fails it either way."""
+    ready = tuple(result.get("bindingConditions") or ()) or (IS_ATTACHED,)
+    failed = tuple(dict.fromkeys((*(result.get("bindingFailureConditions") or ()), ATTACH_FAILED)))
+    return AttachWait(
+        claim,
+        result["driver"],
+        result["pool"],
+        result["device"],
+        result.get("shareID"),
+        ready,
+        failed,
+    )
+
+
+def _attach_requested(claim: str, stored: JSON, node: str) -> list[AttachWait]:
+    """The devices an allocated claim still has listed as needing attaching to ``node``:
+    a bind that is retried (after the shim restarted, say) waits for them again, since
+    the claim, not the shim, holds that state."""
+    status = stored.get("status") or {}
+    results = (status.get("allocation") or {}).get("devices", {}).get("results") or []
+    waits = []
+    for entry in status.get("devices") or []:
+        requested = any(
+            c.get("type") == NEEDS_ATTACHING and c.get("status") == "True"
+            for c in entry.get("conditions") or []
+        )
+        if not requested or entry.get("nodeName") != node:
+            continue
+        for result in results:
+            wait = _wait_for(claim, result)
+            if wait.matches(entry):
+                waits.append(wait)
+    return waits
+
+
+def _consumer(pod: JSON) -> JSON:
+    meta = pod["metadata"]
+    return {"resource": "pods", "name": meta["name"], "uid": meta.get("uid")}
