@@ -18,6 +18,7 @@ from ..machinery.patching import MERGE_PATCH
 from ..machinery.registry import Registry, WriteOptions
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
+from ..toolkit import run_sweeps
 
 log = logging.getLogger("apiserver.controllers.clusterroleaggregation")
 MANAGER = "clusterrole-aggregation-controller"
@@ -44,13 +45,13 @@ class ClusterRoleAggregationController:
 
     async def _run(self) -> None:
         await self.roles.wait_synced()
-        while True:
-            self._wakeup.clear()
-            try:
-                await self.sync()
-            except Exception:
-                log.exception("aggregating clusterroles failed; trying again on the next change")
-            await self._wakeup.wait()
+        await run_sweeps(self._sweep, self._wakeup, self._failed)
+
+    async def _sweep(self) -> None:
+        await self.sync()
+
+    def _failed(self, exc: Exception) -> None:
+        log.error("aggregating clusterroles failed; trying again on the next change", exc_info=exc)
 
     async def sync(self) -> list[str]:
         """Write the rules of every aggregated role whose stored rules differ; the names written."""

@@ -15,7 +15,6 @@ another replica deleted first is simply gone.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -25,6 +24,7 @@ from ..machinery import errors
 from ..machinery.registry import DeleteOptions, Registry
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
+from ..toolkit import run_sweeps
 
 log = logging.getLogger("apiserver.controllers.requestcleanup")
 
@@ -92,16 +92,14 @@ class RequestCleaner:
 
     async def _run(self) -> None:
         await self.requests.wait_synced()
-        while True:
-            self._wakeup.clear()
-            try:
-                _, wait = await self.sweep()
-            except Exception:
-                log.exception("cleanup of resourcepoolstatusrequests failed; trying again")
-                wait = self.interval
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(min(self.interval, max(wait, 0.0))):
-                    await self._wakeup.wait()
+        await run_sweeps(self._sweep, self._wakeup, self._failed, retry_after=self.interval)
+
+    async def _sweep(self) -> float:
+        _, wait = await self.sweep()
+        return min(self.interval, wait)
+
+    def _failed(self, exc: Exception) -> None:
+        log.error("cleanup of resourcepoolstatusrequests failed; trying again", exc_info=exc)
 
     async def sweep(self) -> tuple[list[str], float]:
         """Delete every request that is due; the names deleted, and the seconds until the

@@ -5,6 +5,6 @@ the sources both run."""
 from .backoff import Backoff
 from .ratelimit import TokenBucket
 from .reflector import Reflector
-from .workqueue import CoalescingQueue, run_worker
+from .workqueue import CoalescingQueue, run_sweeps, run_worker
 
-__all__ = ["Backoff", "CoalescingQueue", "Reflector", "TokenBucket", "run_worker"]
+__all__ = ["Backoff", "CoalescingQueue", "Reflector", "TokenBucket", "run_sweeps", "run_worker"]

@@ -6,7 +6,9 @@ returns the oldest waiting key whose last piece of work ended at least ``interva
 waiting as long as needed; ``done`` records that the work on a key ended. A burst of changes
 to one object is therefore one piece of work per interval, with the latest state.
 ``run_worker`` takes keys one at a time, paced by a token bucket over all keys, and hands a
-failure to the controller's own handler (retry now, later, or count it).
+failure to the controller's own handler (retry now, later, or count it). ``run_sweeps`` is
+the loop of a controller that looks at everything it owns whenever anything changes (and,
+if the sweep asks, again after a time).
 """
 
 from __future__ import annotations
@@ -82,3 +84,27 @@ async def run_worker(
             failed(key, exc)
         finally:
             queue.done(key)
+
+
+async def run_sweeps(
+    sweep: Callable[[], Awaitable[float | None]],
+    wakeup: asyncio.Event,
+    failed: Callable[[Exception], None],
+    *,
+    retry_after: float | None = None,
+) -> None:
+    """Sweep now, then after every ``wakeup`` (set it when something changed), forever.
+
+    ``sweep`` returns how long it may wait at most before the next sweep (None: until the
+    next change); ``failed`` is told of what a sweep raised, and the next sweep comes after
+    ``retry_after`` seconds or the next change."""
+    while True:
+        wakeup.clear()
+        try:
+            wait = await sweep()
+        except Exception as exc:
+            failed(exc)
+            wait = retry_after
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(None if wait is None else max(wait, 0.0)):
+                await wakeup.wait()
