@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from .api.resource import DRA_GROUP
 from .auth.delegation import AuthOptions
 from .server.app import ServerSettings
 from .server.certs import write_client_cert
+from .server.installcerts import install_certs
 from .server.serve import ServeOptions, serve
 from .shim.app import ShimOptions, run_shim
 
@@ -303,6 +305,23 @@ def _parser() -> argparse.ArgumentParser:
         "--group", action="append", default=[], help="a group of the user (O); repeatable"
     )
     c.add_argument("--out", required=True, help="write OUT.crt and OUT.key")
+    i = commands.add_parser(
+        "install-certs",
+        help="make the in-cluster serving certificate, its Secret and a kustomization that"
+        " installs the manifests with the caBundle; prints the caBundle",
+    )
+    i.add_argument("--out", default="certs", help="where to write them (git ignores certs/)")
+    i.add_argument(
+        "--base",
+        default="manifests/base",
+        help="the manifests to install: manifests/base or manifests/overlays/ha",
+    )
+    i.add_argument("--components", default="manifests/components", help="kustomize components")
+    i.add_argument("--group", default=DRA_GROUP, help=f"{DRA_GROUP} (default) or resource.x-k8s.io")
+    i.add_argument("--namespace", default="dra-system")
+    i.add_argument("--service", default="dra-apiserver")
+    i.add_argument("--secret", default="dra-apiserver-tls")
+    i.add_argument("--cluster-domain", default="cluster.local")
     _shim_parser(commands)
     return parser
 
@@ -341,6 +360,23 @@ def _shim_parser(commands: Any) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
+    if args.command == "install-certs":
+        try:
+            bundle = install_certs(
+                Path(args.out),
+                Path(args.base),
+                components=Path(args.components),
+                group=args.group,
+                namespace=args.namespace,
+                service=args.service,
+                secret_name=args.secret,
+                cluster_domain=args.cluster_domain,
+            )
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from exc
+        print(bundle)
+        return
     if args.command == "shim":
         shim = ShimOptions(
             kubeconfig=args.kubeconfig,

@@ -71,7 +71,8 @@ def _load_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateK
     return None
 
 
-def _ensure_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+def ensure_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """The CA in ``cert_dir``, made when missing or expired (a new one means a new caBundle)."""
     existing = _load_ca(cert_dir)
     if existing is not None:
         return existing
@@ -213,40 +214,48 @@ def _serving_ok(
     )
 
 
+def issue_serving_cert(
+    ca_cert: x509.Certificate,
+    ca_key: ec.EllipticCurvePrivateKey,
+    common_name: str,
+    dns: list[str],
+    ips: set[ipaddress.IPv4Address | ipaddress.IPv6Address] | None = None,
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A new serving certificate for ``dns`` (and ``ips``), signed by the CA, and its key."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    names: list[x509.GeneralName] = [x509.DNSName(n) for n in dns]
+    names += [x509.IPAddress(i) for i in sorted(ips or set(), key=str)]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(_now() - datetime.timedelta(minutes=5))
+        .not_valid_after(_now() + SERVING_VALIDITY)
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    return cert, key
+
+
 def ensure_serving_certs(
     cert_dir: str | Path, extra_names: list[str] | None = None
 ) -> ServingFiles:
     """The CA and serving certificate in ``cert_dir``, created or renewed as needed."""
     directory = Path(cert_dir)
     directory.mkdir(parents=True, exist_ok=True)
-    ca_cert, ca_key = _ensure_ca(directory)
+    ca_cert, ca_key = ensure_ca(directory)
     cert_path, key_path = directory / "apiserver.crt", directory / "apiserver.key"
     dns, ips = _wanted_names(extra_names or [])
     if not _serving_ok(cert_path, key_path, ca_cert, dns, ips):
-        key = ec.generate_private_key(ec.SECP256R1())
-        cert = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dra-apiserver")]))
-            .issuer_name(ca_cert.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(_now() - datetime.timedelta(minutes=5))
-            .not_valid_after(_now() + SERVING_VALIDITY)
-            .add_extension(
-                x509.SubjectAlternativeName(
-                    [x509.DNSName(n) for n in sorted(dns)]
-                    + [x509.IPAddress(i) for i in sorted(ips, key=str)]
-                ),
-                critical=False,
-            )
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-                critical=False,
-            )
-            .sign(ca_key, hashes.SHA256())
-        )
+        cert, key = issue_serving_cert(ca_cert, ca_key, "dra-apiserver", sorted(dns), ips)
         _write(key_path, _key_pem(key), private=True)
-        _write(cert_path, cert.public_bytes(serialization.Encoding.PEM))
+        _write(cert_path, cert_pem(cert))
     return ServingFiles(directory / "ca.crt", cert_path, key_path)

@@ -137,7 +137,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     if options.mode == "aggregated":
         check_upstream(options.kubeconfig, options.group)
     if options.tls_cert_file and options.tls_private_key_file:
-        # A certificate made for the Service (certs/make_certs.py), mounted from a Secret.
+        # A certificate made for the Service (python -m apiserver install-certs), mounted from a Secret.
         files = ServingFiles(
             Path(options.tls_cert_file),
             Path(options.tls_cert_file),

@@ -1,5 +1,5 @@
 """The install manifests: every output of ``kubectl kustomize`` (the base, the ha overlay,
-the other-group component, and the overlay certs/make_certs.py writes) is valid against
+the other-group component, and the overlay `python -m apiserver install-certs` writes) is valid against
 Kubernetes 1.37's schemas, and the objects agree with each other, with the certificate,
 with the image and with the server's own command line and served group-versions."""
 
@@ -42,9 +42,10 @@ def kustomize(directory: Path) -> list[Doc]:
 
 
 def make_certs(out: Path, *args: str) -> str:
-    """Run the certs script into ``out``; the caBundle it prints."""
+    """Run ``install-certs`` into ``out``; the caBundle it prints."""
     done = subprocess.run(
-        [sys.executable, str(REPO / "certs" / "make_certs.py"), "--out", str(out), *args],
+        [sys.executable, "-m", "apiserver", "install-certs", "--out", str(out), *args],
+        cwd=REPO,
         capture_output=True,
         text=True,
         check=False,

@@ -1,0 +1,108 @@
+"""The serving certificate of the in-cluster install, and the kustomization that installs it.
+
+Makes (or reuses) a CA and a serving certificate for the Service's DNS names in ``out``
+(``certs/`` by default, whose contents git ignores: keys never leave it, never commit
+them), and writes beside them:
+
+- ``secret.yaml``: the ``kubernetes.io/tls`` Secret the Deployment mounts;
+- ``kustomization.yaml``: the chosen manifests (``base``), that Secret, and the
+  APIServices' ``caBundle`` set to the CA, so ``kubectl apply -k <out>`` installs it all.
+
+The caller prints the caBundle (base64 PEM) it returns.
+
+    python -m apiserver install-certs                        # one replica, resource.k8s.io
+    python -m apiserver install-certs --base manifests/overlays/ha --group resource.x-k8s.io
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import yaml
+
+from ..api.resource import DRA_GROUP
+from .certs import _write, cert_pem, ensure_ca, issue_serving_cert, key_pem
+
+OTHER_GROUP = "resource.x-k8s.io"
+VERSIONS = ("v1alpha3", "v1alpha1")
+
+
+def service_names(service: str, namespace: str, cluster_domain: str) -> list[str]:
+    """The names the kube-apiserver (``<service>.<namespace>.svc``) and clients use."""
+    return [
+        service,
+        f"{service}.{namespace}",
+        f"{service}.{namespace}.svc",
+        f"{service}.{namespace}.svc.{cluster_domain}",
+    ]
+
+
+def secret(name: str, namespace: str, cert: bytes, key: bytes, ca: bytes) -> dict[str, object]:
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "type": "kubernetes.io/tls",
+        "data": {"tls.crt": b64(cert), "tls.key": b64(key), "ca.crt": b64(ca)},
+    }
+
+
+def kustomization(
+    out: Path, base: Path, components: Path, group: str, ca_bundle: str
+) -> dict[str, object]:
+    """The base, the Secret, the other-group component when ``group`` is not the default,
+    and the caBundle of each APIService."""
+    doc: dict[str, object] = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [os.path.relpath(base.resolve(), out.resolve()), "secret.yaml"],
+        "patches": [
+            {
+                "target": {"kind": "APIService", "name": f"{version}.{group}"},
+                "patch": yaml.safe_dump(
+                    [{"op": "add", "path": "/spec/caBundle", "value": ca_bundle}]
+                ),
+            }
+            for version in VERSIONS
+        ],
+    }
+    if group != DRA_GROUP:
+        if group != OTHER_GROUP:
+            raise ValueError(
+                f"--group: the manifests have a component for {OTHER_GROUP} only, not {group}"
+            )
+        other = (components / "other-group").resolve()
+        doc["components"] = [os.path.relpath(other, out.resolve())]
+    return doc
+
+
+def install_certs(
+    out: Path,
+    base: Path,
+    *,
+    components: Path,
+    group: str = DRA_GROUP,
+    namespace: str = "dra-system",
+    service: str = "dra-apiserver",
+    secret_name: str = "dra-apiserver-tls",
+    cluster_domain: str = "cluster.local",
+) -> str:
+    """Write the certificates, the Secret and the kustomization into ``out``; the caBundle."""
+    out.mkdir(parents=True, exist_ok=True)
+    ca, ca_key = ensure_ca(out)
+    names = service_names(service, namespace, cluster_domain)
+    cert, key = issue_serving_cert(ca, ca_key, names[2], names)
+    cert_bytes, key_bytes, ca_bytes = cert_pem(cert), key_pem(key), cert_pem(ca)
+    _write(out / "tls.crt", cert_bytes)
+    _write(out / "tls.key", key_bytes, private=True)
+    manifest = secret(secret_name, namespace, cert_bytes, key_bytes, ca_bytes)
+    _write(out / "secret.yaml", yaml.safe_dump(manifest).encode(), private=True)
+    ca_bundle = base64.b64encode(ca_bytes).decode()
+    doc = kustomization(out, base, components, group, ca_bundle)
+    _write(out / "kustomization.yaml", yaml.safe_dump(doc, sort_keys=False).encode())
+    return ca_bundle
