@@ -26,7 +26,7 @@ from ..machinery.registry import Registry
 from ..machinery.resource import ResourceType
 from ..machinery.rest import Resource
 from ..machinery.strategy import Strategy
-from ..sources import KubeSource, StoreSource
+from ..sources import KubeSource, Source, StoreSource
 from ..sources.upstream import KubeConnection
 from ..storage import Store
 from ..toolkit import Backoff
@@ -106,6 +106,10 @@ class AggregatedCluster:
         for source in reversed(self.sources.all()):
             await source.close()
         await self.connection.close()
+
+    def own_sources(self) -> list[Source]:
+        # The upstream kinds follow the kube-apiserver's revisions, not our store's.
+        return [self.sources.patches, self.sources.requests]
 
     def readiness(self) -> dict[str, bool]:
         return {f"informer-{s.name}": s.has_synced for s in self.sources.all()}

@@ -27,9 +27,8 @@ from ..machinery import errors
 from ..machinery.user import UserInfo
 from ..pools import Node, PoolIndex
 from ..reservations import ClaimRef, ReservationService
-from ..sources import Source
 from ..storage import Store
-from .cluster import Cluster, StandaloneCluster
+from .cluster import Cluster
 
 log = logging.getLogger("apiserver.allocation")
 
@@ -107,7 +106,7 @@ class AllocationService:
         """Every source this mode reads from its own store reaches the store's current
         revision, and the pool index has absorbed the view."""
         revision = await self.store.current_revision()
-        sources = self._own_sources()
+        sources = self.cluster.own_sources()
         deadline = time.monotonic() + CATCH_UP_SECONDS
         while any(s.revision < revision for s in sources):
             if time.monotonic() > deadline:
@@ -121,12 +120,6 @@ class AllocationService:
                 0.005
             )  # a catch-up of the caches, not a condition another task sets
         await self.pools.settle()
-
-    def _own_sources(self) -> list[Source]:
-        sources = self.cluster.sources
-        if not isinstance(self.cluster, StandaloneCluster):
-            return [sources.patches]  # upstream kinds follow the kube-apiserver's revisions
-        return [sources.slices, sources.classes, sources.claims, sources.nodes, sources.patches]
 
     def _claim(self, index: int, ref: Any) -> Claim:
         if ref.spec is not None:

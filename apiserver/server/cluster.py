@@ -82,6 +82,11 @@ class Cluster(Protocol):
 
     def readiness(self) -> dict[str, bool]: ...
 
+    def own_sources(self) -> list[Source]:
+        """The sources that follow this mode's own store (their revisions are the store's):
+        what a consistent read waits for."""
+        ...
+
 
 @dataclass
 class RateLimit:
@@ -196,6 +201,9 @@ class StandaloneCluster:
     async def close(self) -> None:
         for source in reversed(self.sources.all()):
             await source.close()
+
+    def own_sources(self) -> list[Source]:
+        return self.sources.all()
 
     def readiness(self) -> dict[str, bool]:
         return {f"informer-{s.name}": s.has_synced for s in self.sources.all()}
