@@ -7,6 +7,7 @@ from typing import Any
 from ..api.resource import DRA_GROUP
 from ..machinery.strategy import Strategy
 from .allocationreview import AllocationReviewStrategy
+from .customresourcedefinition import CustomResourceDefinitionStrategy
 from .device import DeviceStrategy
 from .deviceclass import DeviceClassStrategy
 from .devicereservation import DeviceReservationStrategy
@@ -49,7 +50,8 @@ def own_strategies(group: str = DRA_GROUP) -> list[Strategy[Any]]:
 
 def standalone_strategies() -> list[Strategy[Any]]:
     """Kinds served only standalone: core v1 Events, Namespaces, Nodes and Pods, the DRA v1
-    kinds and RBAC. (``SystemNamespaces`` creates the namespaces a cluster starts with.)"""
+    kinds, RBAC and the (always empty) CustomResourceDefinition list kubectl reads.
+    (``SystemNamespaces`` creates the namespaces a cluster starts with.)"""
     return [
         EventStrategy.core(),
         NamespaceStrategy.core(),
@@ -63,4 +65,5 @@ def standalone_strategies() -> list[Strategy[Any]]:
         ClusterRoleStrategy.upstream(),
         RoleBindingStrategy.upstream(),
         ClusterRoleBindingStrategy.upstream(),
+        CustomResourceDefinitionStrategy.upstream(),
     ]

@@ -102,6 +102,8 @@ def _convert(node: Any, names: dict[str, str], ref_base: str) -> Any:
         node.pop(drop, None)
     if "default" in node and node["default"] is None:
         node.pop("default")
+    if "const" in node:  # neither OpenAPI 3.0 nor Swagger 2.0 has const: a one-value enum
+        node["enum"] = [node.pop("const")]
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "$ref":

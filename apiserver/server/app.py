@@ -8,6 +8,7 @@ because the aggregator turns any 3xx into a 502 and clients expect ``Status`` ob
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import platform
 import time
@@ -37,6 +38,8 @@ from ..machinery import errors
 from ..machinery.discovery import V2_CONTENT_TYPE, Discovery, etag, wants_aggregated
 from ..machinery.handlers import ResourceHandler, json_response, status_response
 from ..machinery.openapi import ServedKind, encode, v2_document, v3_document
+from ..machinery.openapiproto import MEDIA_TYPES as OPENAPI_V2_PROTOBUF
+from ..machinery.openapiproto import encode_document
 from ..machinery.rest import Resource
 from ..storage import Store
 from ..storage.terminations import TERMINATED
@@ -100,7 +103,10 @@ class APIServer:
         documented = [
             ServedKind(s.resource, s.model, s.has_status, s.create_rate_limited) for s in kinds
         ]
-        self.openapi_v2 = encode(v2_document(documented, "DRA extension API server"))
+        v2 = v2_document(documented, "DRA extension API server")
+        self.openapi_v2 = encode(v2)
+        v2_protobuf = encode_document(v2)
+        self.openapi_v2_protobuf = (v2_protobuf, hashlib.sha512(v2_protobuf).hexdigest().upper())
         self.openapi_v3: dict[str, tuple[bytes, str]] = {}
         by_gv: dict[str, list[ServedKind]] = {}
         for kind in documented:
@@ -219,12 +225,16 @@ def build_app(
         return json_response(body) if body is not None else _not_found()
 
     async def openapi_v2(request: Request) -> Response:
-        # JSON only: a client that accepts nothing but the protobuf encoding gets 406
-        # rather than bytes it cannot parse (kubectl then uses OpenAPI v3).
+        # kubectl asks for the protobuf encoding only; other clients for JSON.
         accept = request.headers.get("accept", "")
+        if any(media_type in accept for media_type in OPENAPI_V2_PROTOBUF):
+            body, digest = server.openapi_v2_protobuf
+            return _cached(request, body, digest, OPENAPI_V2_PROTOBUF[0])
         if accept and "json" not in accept and "*/*" not in accept:
             return status_response(
-                errors.not_acceptable("only application/json is served for /openapi/v2")
+                errors.not_acceptable(
+                    f"/openapi/v2 is served as application/json or {OPENAPI_V2_PROTOBUF[0]}"
+                )
             )
         body, digest = server.openapi_v2
         return _cached(request, body, digest)
@@ -340,11 +350,13 @@ def _not_found() -> Response:
     )
 
 
-def _cached(request: Request, body: bytes, digest: str) -> Response:
+def _cached(
+    request: Request, body: bytes, digest: str, media_type: str = "application/json"
+) -> Response:
     tag = f'"{digest}"'
     if request.headers.get("if-none-match") == tag:
         return Response(status_code=304, headers={"ETag": tag})
-    return json_response(body, headers={"ETag": tag, "Vary": "Accept"})
+    return Response(body, media_type=media_type, headers={"ETag": tag, "Vary": "Accept"})
 
 
 def _aggregated(request: Request, body: bytes) -> Response:

@@ -37,12 +37,9 @@ def gpu_claim(count: int = 1, selector: str | None = None) -> dict[str, Any]:
 
 def review(server: ServerProcess, spec: dict[str, Any]) -> dict[str, Any]:
     body = {"apiVersion": f"{GROUP}/v1alpha3", "kind": "AllocationReview", "spec": spec}
-    # kubectl's field validation looks for the kind's PATCH operation in OpenAPI v3, which a
-    # create-only kind has not, then for the protobuf OpenAPI v2 this server does not serve:
-    # the server validates strictly itself.
-    out = server.kubectl(
-        "create", "-f", "-", "-o", "yaml", "--validate=false", input=yaml.safe_dump(body)
-    ).stdout
+    # kubectl's own field validation: no PATCH operation for the kind in OpenAPI v3, so it
+    # reads the protobuf OpenAPI v2, then asks the server to validate strictly.
+    out = server.kubectl("create", "-f", "-", "-o", "yaml", input=yaml.safe_dump(body)).stdout
     answer: dict[str, Any] = yaml.safe_load(out)
     return answer
 
@@ -102,6 +99,20 @@ def test_bad_reviews_name_the_field_and_a_missing_claim_is_404(cluster: ServerPr
     missing = {**bad, "spec": {"claims": [{"namespace": "default", "name": "nope"}]}}
     assert cluster.client().post(PATH, json=missing).status_code == 404
     assert cluster.client().get(PATH).status_code == 405
+
+
+def test_kubectl_validates_a_review_strictly_without_flags(cluster: ServerProcess) -> None:
+    """kubectl's default ``--validate=strict`` on a create-only kind: it finds out from the
+    protobuf OpenAPI v2 that the server validates fields, and the server refuses the field
+    it does not know, naming it."""
+    body = {
+        "apiVersion": f"{GROUP}/v1alpha3",
+        "kind": "AllocationReview",
+        "spec": {"claims": [{"name": "c", "spec": gpu_claim()}], "nodeNamez": ["node-1"]},
+    }
+    done = cluster.kubectl("create", "-f", "-", input=yaml.safe_dump(body), check=False)
+    assert done.returncode != 0
+    assert 'unknown field "spec.nodeNamez"' in done.stderr
 
 
 def test_reservations_hold_devices_for_later_reviews(cluster: ServerProcess) -> None:

@@ -96,7 +96,6 @@ async def test_kubectl_shows_a_reservation_and_delete_releases_it(
     code, out = await kubectl(
         etcd_server,
         "create",
-        "--validate=false",
         "-f",
         "-",
         input=json.dumps(manifest),

@@ -470,6 +470,39 @@ def test_openapi_v2_json_advertises_the_patch_types(server: ServerProcess) -> No
     assert "application/strategic-merge-patch+json" in patch_op["consumes"]
 
 
+def test_openapi_v2_protobuf_for_kubectl(server: ServerProcess) -> None:
+    """kubectl reads /openapi/v2 only in protobuf: it is served so (with a media type Go can
+    parse, and revalidated by ETag), and JSON stays JSON; the CustomResourceDefinition list
+    kubectl reads beside it is empty, since this server serves no custom resources."""
+    asked = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+    with server.client() as client:
+        response = client.get("/openapi/v2", headers={"Accept": asked})
+        assert response.status_code == 200
+        assert response.headers["content-type"] == (
+            "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+        )
+        assert response.content.startswith(b"\n\x032.0")  # field 1 (swagger): "2.0"
+        again = client.get(
+            "/openapi/v2", headers={"Accept": asked, "If-None-Match": response.headers["etag"]}
+        )
+        assert again.status_code == 304
+        as_json = client.get("/openapi/v2", headers={"Accept": "application/json"})
+        assert as_json.headers["etag"] != response.headers["etag"]
+        refused = client.get("/openapi/v2", headers={"Accept": "application/xml"})
+        assert refused.status_code == 406
+        crds = client.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+        assert crds.status_code == 200
+        assert crds.json()["items"] == []
+        assert (
+            client.post(
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json={}
+            ).status_code
+            == 405
+        )
+    out = server.kubectl("get", "crds").stderr
+    assert "No resources found" in out
+
+
 def test_unknown_patch_type_is_unsupported_media_type(server: ServerProcess) -> None:
     """A patch in a format the server does not know is a 415 listing the accepted types."""
     name = unique("smp")

@@ -1,0 +1,1 @@
+"""``apiextensions.k8s.io`` types."""
