@@ -7,7 +7,6 @@ change, and a write that loses a race is simply redone on the next change.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import orjson
@@ -16,42 +15,23 @@ from ..auth.rbac import RBACIndex, Rule
 from ..machinery import errors
 from ..machinery.patching import MERGE_PATCH
 from ..machinery.registry import Registry, WriteOptions
-from ..sources import Source, SourceEvent
-from ..tasks import BackgroundTask
-from ..toolkit import run_sweeps
+from ..sources import Source
+from .sweeping import SweepingController
 
 log = logging.getLogger("apiserver.controllers.clusterroleaggregation")
 MANAGER = "clusterrole-aggregation-controller"
 
 
-class ClusterRoleAggregationController:
+class ClusterRoleAggregationController(SweepingController):
     def __init__(self, roles: Source, index: RBACIndex, registry: Registry) -> None:
+        super().__init__(roles, "clusterrole aggregation", log)
         self.roles = roles
         self.index = index
         self.registry = registry
         self.writes = 0
-        self._wakeup = asyncio.Event()
-        self._task = BackgroundTask("clusterrole aggregation", self._run, log)
-        roles.add_handler(self._on_role)
-
-    def _on_role(self, _event: SourceEvent) -> None:
-        self._wakeup.set()
-
-    async def start(self) -> None:
-        self._task.start()
-
-    async def close(self) -> None:
-        await self._task.close()
-
-    async def _run(self) -> None:
-        await self.roles.wait_synced()
-        await run_sweeps(self._sweep, self._wakeup, self._failed)
 
     async def _sweep(self) -> None:
         await self.sync()
-
-    def _failed(self, exc: Exception) -> None:
-        log.error("aggregating clusterroles failed; trying again on the next change", exc_info=exc)
 
     async def sync(self) -> list[str]:
         """Write the rules of every aggregated role whose stored rules differ; the names written."""

@@ -14,7 +14,6 @@ another replica deleted first is simply gone.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -22,9 +21,8 @@ from typing import Any
 
 from ..machinery import errors
 from ..machinery.registry import DeleteOptions, Registry
-from ..sources import Source, SourceEvent
-from ..tasks import BackgroundTask
-from ..toolkit import run_sweeps
+from ..sources import Source
+from .sweeping import SweepingController
 
 log = logging.getLogger("apiserver.controllers.requestcleanup")
 
@@ -59,7 +57,7 @@ def deadline(obj: JSON, ttl: float, pending_ttl: float) -> datetime | None:
     return created + timedelta(seconds=pending_ttl) if created is not None else None
 
 
-class RequestCleaner:
+class RequestCleaner(SweepingController):
     def __init__(
         self,
         requests: Source,
@@ -70,36 +68,19 @@ class RequestCleaner:
         interval: float = 60.0,
         now: Callable[[], datetime] = _now,
     ) -> None:
+        super().__init__(requests, "pool status request cleanup", log)
         self.requests = requests
         self.registry = registry
         self.ttl = ttl
         self.pending_ttl = pending_ttl
         self.interval = interval
+        self.retry_after = interval
         self.now = now
         self.deleted = 0
-        self._wakeup = asyncio.Event()
-        self._task = BackgroundTask("pool status request cleanup", self._run, log)
-        requests.add_handler(self._on_request)
-
-    def _on_request(self, _event: SourceEvent) -> None:
-        self._wakeup.set()
-
-    async def start(self) -> None:
-        self._task.start()
-
-    async def close(self) -> None:
-        await self._task.close()
-
-    async def _run(self) -> None:
-        await self.requests.wait_synced()
-        await run_sweeps(self._sweep, self._wakeup, self._failed, retry_after=self.interval)
 
     async def _sweep(self) -> float:
         _, wait = await self.sweep()
         return min(self.interval, wait)
-
-    def _failed(self, exc: Exception) -> None:
-        log.error("cleanup of resourcepoolstatusrequests failed; trying again", exc_info=exc)
 
     async def sweep(self) -> tuple[list[str], float]:
         """Delete every request that is due; the names deleted, and the seconds until the
