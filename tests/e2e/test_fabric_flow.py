@@ -24,6 +24,7 @@ import yaml
 from devtools.waiting import wait_for
 
 from .harness import (
+    REPO,
     ControllerProcess,
     SchedulerProcess,
     ServerProcess,
@@ -46,6 +47,8 @@ IS_ATTACHED = "kubernetes.io/is-attached"
 ATTACH_FAILED = "kubernetes.io/attach-failed"
 ATTACH_TIMEOUT = "6"
 LATENCY = "0.2"
+OWN = "composable.example.com"
+"""The example controller's default driver, which its manifests use."""
 JSON = dict[str, Any]
 
 
@@ -379,3 +382,36 @@ def test_a_node_local_device_is_preferred_to_a_fabric_one(server: ServerProcess)
     assert "devices" not in status  # nothing to attach
     fabric = _slice(server, f"{OK}-fabric-local")["spec"]["devices"]
     assert len(fabric) == 2  # both fabric devices still free
+
+
+@pytest.mark.usefixtures("scheduler")
+def test_the_example_manifests_run_the_flow_and_a_released_device_is_free_again(
+    server: ServerProcess,
+) -> None:
+    """examples/composable-controller as its README runs it (default driver and model)."""
+    controller = ControllerProcess(
+        server, server.workdir / "controller-example.log", ["--attach-latency", LATENCY]
+    ).start()
+    try:
+        example = REPO / "examples" / "composable-controller"
+        server.kubectl("apply", "-f", str(example / "deviceclass.yaml"))
+        server.kubectl("apply", "-f", str(example / "pod.yaml"))
+        node = _bound(server, "fpga-job")
+        device = _claim(server, "fpga")["status"]["allocation"]["devices"]["results"][0]["device"]
+
+        def in_node_pool() -> JSON:
+            """The device in the node's pool ({} until it is there)."""
+            with server.client() as client:
+                answer = client.get(f"/apis/resource.k8s.io/v1/resourceslices/{OWN}-{node}")
+            devices = answer.json()["spec"]["devices"] if answer.status_code == 200 else []
+            return next((d for d in devices if d["name"] == device), {})
+
+        assert wait_for(in_node_pool, "the device in the node's pool").get("taints")
+
+        server.kubectl("delete", "pod", "fpga-job")
+        server.kubectl("delete", "resourceclaim", "fpga")
+
+        wait_for(lambda: "taints" not in in_node_pool(), "the device to be untainted")
+        assert in_node_pool()["attributes"][NEEDS_ATTACHING] == {"bool": False}  # still attached
+    finally:
+        controller.stop()
