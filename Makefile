@@ -20,8 +20,8 @@ run: $(STAMP)
 		$(RUN_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check apiserver devtools tests bench certs
-	$(VENV)/bin/ruff check apiserver devtools tests bench certs
+	$(VENV)/bin/ruff format --check apiserver devtools tests bench certs examples
+	$(VENV)/bin/ruff check apiserver devtools tests bench certs examples
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy apiserver

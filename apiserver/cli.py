@@ -1,4 +1,6 @@
-"""The command line: ``python -m apiserver serve ...`` (also installed as ``dra-apiserver``)."""
+"""The command line: ``python -m apiserver serve ...`` (also installed as ``dra-apiserver``);
+``shim`` runs the scheduler extender, ``schedule`` a stand-in for kube-scheduler (standalone
+mode only)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 
 from .api.resource import DRA_GROUP
 from .auth.delegation import AuthOptions
+from .schedule.run import SCHEDULER_NAME, ScheduleOptions, run_schedule
 from .server.app import ServerSettings
 from .server.certs import write_client_cert
 from .server.installcerts import install_certs
@@ -323,6 +326,7 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--secret", default="dra-apiserver-tls")
     i.add_argument("--cluster-domain", default="cluster.local")
     _shim_parser(commands)
+    _schedule_parser(commands)
     return parser
 
 
@@ -352,6 +356,71 @@ def _shim_parser(commands: Any) -> None:
         type=float,
         default=600.0,
         help="seconds a bind waits for fabric devices to be attached before it fails (default 600)",
+    )
+    s.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+
+
+SCHEDULE_HELP = """\
+A stand-in for kube-scheduler, for standalone mode ONLY (a real cluster runs kube-scheduler
+with the shim configured as its extender). It watches pods whose spec.schedulerName is
+--scheduler-name and that have no node, and for each lists the nodes and asks the shim over
+HTTPS exactly as kube-scheduler asks an extender: filter, prioritize over the nodes that
+passed, then bind to the best-scored node (ties in name order, one further per attempt). A
+pod that fits nowhere, or whose bind fails, or that meets an unreachable shim, is tried
+again after a per-pod backoff. It holds no placement logic of its own."""
+
+
+def _schedule_parser(commands: Any) -> None:
+    s = commands.add_parser(
+        "schedule",
+        help="standalone mode only: a stand-in for kube-scheduler that places pods through"
+        " the shim",
+        description=SCHEDULE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("--kubeconfig", required=True, help="credentials for the API server")
+    s.add_argument("--server", help="the API server's URL (default: the kubeconfig's)")
+    s.add_argument(
+        "--shim-url",
+        default="https://127.0.0.1:8888",
+        help="the shim's URL, its extender urlPrefix (default https://127.0.0.1:8888)",
+    )
+    s.add_argument(
+        "--shim-ca-file",
+        default="certs/shim/ca.crt",
+        help="CA of the shim's serving certificate (default certs/shim/ca.crt, where the"
+        " shim makes it by default)",
+    )
+    s.add_argument(
+        "--scheduler-name",
+        default=SCHEDULER_NAME,
+        help=f"the spec.schedulerName of the pods to place (default {SCHEDULER_NAME})",
+    )
+    s.add_argument(
+        "--node-cache-capable",
+        action="store_true",
+        help="send node names instead of Node objects (the extender's nodeCacheCapable)",
+    )
+    s.add_argument(
+        "--shim-timeout",
+        type=float,
+        default=660.0,
+        help="seconds one call to the shim may take, 0 for no limit; a bind waits for"
+        " attaching (default 660, beyond the shim's default attach timeout)",
+    )
+    s.add_argument(
+        "--initial-backoff",
+        type=float,
+        default=1.0,
+        help="seconds before a pod's first retry (default 1, as kube-scheduler)",
+    )
+    s.add_argument(
+        "--max-backoff",
+        type=float,
+        default=10.0,
+        help="most seconds between a pod's retries (default 10, as kube-scheduler)",
     )
     s.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
@@ -393,6 +462,25 @@ def main(argv: list[str] | None = None) -> None:
         )
         try:
             run_shim(shim)
+        except (ValueError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from exc
+        return
+    if args.command == "schedule":
+        schedule = ScheduleOptions(
+            kubeconfig=args.kubeconfig,
+            server=args.server,
+            shim_url=args.shim_url,
+            shim_ca_file=args.shim_ca_file,
+            scheduler_name=args.scheduler_name,
+            node_cache_capable=args.node_cache_capable,
+            shim_timeout=args.shim_timeout,
+            initial_backoff=args.initial_backoff,
+            max_backoff=args.max_backoff,
+            log_level=args.log_level,
+        )
+        try:
+            run_schedule(schedule)
         except (ValueError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(2) from exc

@@ -19,7 +19,8 @@ The reservation is released (deleted) at the end either way: once the allocation
 stored, the claim holds the devices. On failure the claims' allocations and the pod's
 place in ``reservedFor`` are removed (a claim left with no consumer is deallocated), and
 the error is the extender's answer. The attach state lives in the claim: a bind retried
-after the shim restarted waits for the devices the claim still lists as needing attaching.
+after the shim restarted waits for the devices the claim still lists as needing attaching
+to its node, and fails at once, leaving the claim as it is, on any other node.
 """
 
 from __future__ import annotations
@@ -161,6 +162,9 @@ class Binder:
                     written.append(name)
                     waits += devices
                 else:
+                    elsewhere = _attached_elsewhere(name, current[name], node)
+                    if elsewhere:
+                        raise BindFailure(elsewhere)
                     stored = await self._join(namespace, name, pod)
                     joined.append(name)
                     waits += _attach_requested(name, stored, node)
@@ -355,19 +359,41 @@ def _wait_for(claim: str, result: JSON) -> AttachWait:
     )
 
 
+def _true(entry: JSON) -> set[str]:
+    return {
+        str(c.get("type"))
+        for c in entry.get("conditions") or []
+        if isinstance(c, dict) and c.get("status") == "True"
+    }
+
+
+def _attached_elsewhere(claim: str, stored: JSON, node: str) -> str:
+    """Why an allocated claim cannot serve a pod on ``node``: a device of it is attached,
+    or being attached, to another node (a bind retried after the shim restarted may be
+    sent to any node the claim fits). A failed attach does not count: that bind reads the
+    failure and clears the claim."""
+    for entry in (stored.get("status") or {}).get("devices") or []:
+        if not isinstance(entry, dict):
+            continue
+        true, target = _true(entry), entry.get("nodeName")
+        if NEEDS_ATTACHING in true and ATTACH_FAILED not in true and target and target != node:
+            device = f"{entry.get('driver')}/{entry.get('pool')}/{entry.get('device')}"
+            return f"claim {claim}: device {device} is attached or being attached to node {target}"
+    return ""
+
+
 def _attach_requested(claim: str, stored: JSON, node: str) -> list[AttachWait]:
-    """The devices an allocated claim still has listed as needing attaching to ``node``:
-    a bind that is retried (after the shim restarted, say) waits for them again, since
-    the claim, not the shim, holds that state."""
+    """The devices an allocated claim still has listed as needing attaching to ``node``,
+    or whose attach failed on any node: a bind that is retried (after the shim restarted,
+    say) waits for them again, since the claim, not the shim, holds that state."""
     status = stored.get("status") or {}
     results = (status.get("allocation") or {}).get("devices", {}).get("results") or []
     waits = []
     for entry in status.get("devices") or []:
-        requested = any(
-            c.get("type") == NEEDS_ATTACHING and c.get("status") == "True"
-            for c in entry.get("conditions") or []
-        )
-        if not requested or entry.get("nodeName") != node:
+        true = _true(entry)
+        if NEEDS_ATTACHING not in true:
+            continue
+        if entry.get("nodeName") != node and ATTACH_FAILED not in true:
             continue
         for result in results:
             wait = _wait_for(claim, result)

@@ -7,6 +7,7 @@ import shutil
 import ssl
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -205,3 +206,73 @@ def start_shim(
 ) -> ShimProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     return ShimProcess(server, workdir, free_port(), list(extra_args or []), kubeconfig).start()
+
+
+def _logged(process: ChildProcess, line: str) -> Callable[[], bool]:
+    """Ready once ``line`` is logged one more time than it was before the start (the log is
+    kept across restarts)."""
+    before = process.output().count(line)
+    return lambda: process.output().count(line) > before
+
+
+@dataclass
+class SchedulerProcess:
+    """``python -m apiserver schedule``: the stand-in for kube-scheduler, placing pods
+    through ``shim``."""
+
+    shim: ShimProcess
+    workdir: Path
+    extra_args: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.process = ChildProcess("scheduler", self.workdir / "scheduler.log", cwd=REPO)
+
+    def start(self, timeout: float = 30.0) -> SchedulerProcess:
+        server = self.shim.server
+        command = [
+            sys.executable,
+            "-m",
+            "apiserver",
+            "schedule",
+            "--kubeconfig",
+            str(server.kubeconfig),
+            "--shim-url",
+            self.shim.url,
+            "--shim-ca-file",
+            str(self.shim.workdir / "certs" / "ca.crt"),
+            *self.extra_args,
+        ]
+        self.process.start(command, _logged(self.process, "watching pods"), timeout)
+        return self
+
+    def stop(self) -> None:
+        self.process.stop()
+
+
+CONTROLLER = REPO / "examples" / "composable-controller" / "controller.py"
+
+
+@dataclass
+class ControllerProcess:
+    """The example composable controller (examples/composable-controller) for one driver."""
+
+    server: ServerProcess
+    log: Path
+    args: list[str]
+
+    def __post_init__(self) -> None:
+        self.process = ChildProcess("controller", self.log, cwd=REPO)
+
+    def start(self, timeout: float = 30.0) -> ControllerProcess:
+        command = [
+            sys.executable,
+            str(CONTROLLER),
+            "--kubeconfig",
+            str(self.server.kubeconfig),
+            *self.args,
+        ]
+        self.process.start(command, _logged(self.process, "watching ResourceClaims"), timeout)
+        return self
+
+    def stop(self) -> None:
+        self.process.stop()

@@ -108,7 +108,7 @@ def devices(server: ServerProcess) -> dict[str, tuple[str, str, str]]:
                 "allNodes": True,
                 "devices": [
                     {"name": f"fab-{i}", "attributes": {NEEDS_ATTACHING: {"bool": True}}}
-                    for i in range(4)
+                    for i in range(5)
                 ],
             },
         },
@@ -119,7 +119,7 @@ def devices(server: ServerProcess) -> dict[str, tuple[str, str, str]]:
             assert answer.status_code == 201, answer.text
     return {
         "local": ("gpu.example.com", local_pool, "gpu-0"),
-        **{f"fabric-{i}": ("gpu.example.com", fabric_pool, f"fab-{i}") for i in range(4)},
+        **{f"fabric-{i}": ("gpu.example.com", fabric_pool, f"fab-{i}") for i in range(5)},
     }
 
 
@@ -318,3 +318,35 @@ async def test_a_retried_bind_honours_the_attach_state_in_the_claim(
     assert "allocation" not in status
     assert "reservedFor" not in status
     assert "nodeName" not in (await api.get(Paths.pod(NS, pod)))["spec"]
+
+
+async def test_a_retried_bind_elsewhere_leaves_a_device_being_attached_alone(
+    server: ServerProcess,
+    api: APIClient,
+    stand_in: ReviewStandIn,
+    devices: dict[str, tuple[str, str, str]],
+) -> None:
+    """The first bind ends while its device is being attached to node-c (the shim
+    restarted); the scheduler's retry may pick another node the claim fits. That bind fails
+    without touching the claim, and the one to node-c binds once the device is attached."""
+    pod, uid, claim = _pod_with_claim(server)
+    stand_in.choice = {claim: devices["fabric-4"]}
+    first = asyncio.create_task(Binder(api, Paths()).bind(BindArgs(pod, NS, uid, "node-c")))
+    await eventually(lambda: _needs_attaching(api, claim), "the attach request")
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    before = await api.get(_claim_path(claim))
+
+    error = await Binder(api, Paths()).bind(BindArgs(pod, NS, uid, "node-d"))
+
+    assert "is attached or being attached to node node-c" in error
+    assert "fab-4" in error
+    after = await api.get(_claim_path(claim))
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert "nodeName" not in (await api.get(Paths.pod(NS, pod)))["spec"]
+
+    await _set_condition(api, claim, "kubernetes.io/is-attached")
+    assert await Binder(api, Paths()).bind(BindArgs(pod, NS, uid, "node-c")) == ""
+    assert (await api.get(Paths.pod(NS, pod)))["spec"]["nodeName"] == "node-c"
+    assert (await api.get(_claim_path(claim)))["status"]["reservedFor"][0]["uid"] == uid

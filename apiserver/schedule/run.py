@@ -1,0 +1,72 @@
+"""``python -m apiserver schedule``: the stand-in scheduler's options and process — the API
+server's credentials from a kubeconfig (as the shim takes them), the shim's URL and the CA
+that signed its certificate, and logging."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..shim.client import APIClient, Credentials
+from .extender import Extender
+from .scheduler import StandInScheduler
+
+SCHEDULER_NAME = "dra-extension-scheduler"
+
+
+@dataclass
+class ScheduleOptions:
+    kubeconfig: str
+    server: str | None = None
+    shim_url: str = "https://127.0.0.1:8888"
+    shim_ca_file: str | None = "certs/shim/ca.crt"
+    """The CA the shim's certificate chains to; None trusts the system's CAs."""
+    scheduler_name: str = SCHEDULER_NAME
+    node_cache_capable: bool = False
+    shim_timeout: float = 660.0
+    initial_backoff: float = 1.0
+    max_backoff: float = 10.0
+    log_level: str = "info"
+
+
+def _verify(ca_file: str | None) -> ssl.SSLContext:
+    if ca_file is None:
+        return ssl.create_default_context()
+    if not Path(ca_file).exists():
+        raise ValueError(f"--shim-ca-file {ca_file}: no such file (the shim writes it at start)")
+    return ssl.create_default_context(cafile=ca_file)
+
+
+async def _run(options: ScheduleOptions, credentials: Credentials) -> None:
+    api = APIClient(credentials)
+    extender = Extender(
+        options.shim_url,
+        _verify(options.shim_ca_file),
+        node_cache_capable=options.node_cache_capable,
+        timeout=options.shim_timeout or None,
+    )
+    try:
+        await StandInScheduler(
+            api,
+            extender,
+            options.scheduler_name,
+            initial_backoff=options.initial_backoff,
+            max_backoff=options.max_backoff,
+        ).run()
+    finally:
+        await extender.aclose()
+        await api.aclose()
+
+
+def run_schedule(options: ScheduleOptions) -> None:
+    credentials = Credentials.from_kubeconfig(options.kubeconfig, options.server)
+    if not credentials.server:
+        raise ValueError("no API server: pass --server or a kubeconfig with one")
+    logging.basicConfig(
+        level=options.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    asyncio.run(_run(options, credentials))
