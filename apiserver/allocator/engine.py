@@ -41,7 +41,7 @@ from typing import Any
 
 from ..api.resource.views import DeviceID
 from ..cel import CELError, Program, compile_constraint, compile_selector
-from ..pools import Node, Pools, PoolState, fits
+from ..pools import Node, Pools, PoolState, fits, selector_matches
 from .candidates import Candidate, Group, SelectorCache, Tally, filter_candidates, group
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim, ConstraintSpec
 from .constraints import (
@@ -223,6 +223,16 @@ class Allocator:
 
     def search(self, claims: Sequence[Claim], node: Node) -> Generator[None, None, NodeResult]:
         """The search as a generator that yields every ``Budget.chunk`` steps."""
+        for claim in claims:
+            if not _allocation_reaches(claim, node):
+                return NodeResult(
+                    node.name,
+                    False,
+                    why=(
+                        f"claim {claim.name}: allocated already, and its allocation is not "
+                        f"available on node {node.name}",
+                    ),
+                )
         quick = self._greedy(claims, node)
         if quick is not None:
             return quick
@@ -586,6 +596,15 @@ class Allocator:
                 used = self.used.get((pool, set_name, counter), 0)
                 out.setdefault(set_name, {})[counter] = limit - used
         return out
+
+
+def _allocation_reaches(claim: Claim, node: Node) -> bool:
+    """Whether an allocated claim may be used on the node: its allocation's node selector
+    (none: every node) matches it, as the scheduler's filter of an allocated claim asks."""
+    if claim.allocation is None:
+        return True
+    selector = claim.allocation.get("nodeSelector")
+    return not selector or selector_matches(selector, node)
 
 
 def _fixed_size(constraint: Constraint, requests: list[RequestPlan]) -> int | None:

@@ -188,3 +188,25 @@ def test_a_selector_that_does_not_compile_is_the_claims_reason() -> None:
     result = Allocator(pools(*numbered(1)), CLASSES).allocate([claim], NODE)
     assert not result.feasible
     assert result.reasons[0].startswith("claim default/c request r: selector #0: CEL compile error")
+
+
+def test_an_allocated_claim_fits_only_where_its_allocation_is_available() -> None:
+    """As the scheduler filters an allocated claim: its allocation's node selector decides
+    the nodes (a node-local device's allocation names its node); none means every node."""
+    allocator = Allocator(pools(*numbered(1)), CLASSES)
+    fresh = allocator.allocate([wanting(1)], NODE)
+    [outcome] = fresh.claims
+    devices = {"requests": [{"name": "r", "exactly": {"deviceClassName": "dev", "count": 1}}]}
+    claim_json = {"spec": {"devices": devices}, "status": {"allocation": outcome.allocation}}
+    allocated = parse_claim("default/c", claim_json)
+    assert outcome.allocation is not None
+    assert outcome.allocation["nodeSelector"]
+    assert allocator.allocate([allocated], NODE).feasible
+    elsewhere = allocator.allocate([allocated], Node("n2"))
+    assert not elsewhere.feasible
+    assert "not available on node n2" in elsewhere.reasons[0]
+    anywhere = {**outcome.allocation, "nodeSelector": None}
+    unpinned = parse_claim(
+        "default/c", {"spec": {"devices": devices}, "status": {"allocation": anywhere}}
+    )
+    assert allocator.allocate([unpinned], Node("n2")).feasible
