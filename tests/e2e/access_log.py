@@ -23,10 +23,10 @@ def access_entries(server: ServerProcess) -> list[Entry]:
 
 
 def wait_for_entry(server: ServerProcess, matches: Callable[[Entry], bool]) -> Entry:
-    """The first access line ``matches`` accepts, once the server has written it (a line is
-    written when its request is over, which may be just after the client has its answer)."""
+    """The newest access line ``matches`` accepts, once the server has written one (a line
+    is written when its request is over, which may be just after the client has its answer)."""
     found: Entry = wait_for(
-        lambda: next((e for e in access_entries(server) if matches(e)), None),
+        lambda: next((e for e in reversed(access_entries(server)) if matches(e)), None),
         f"an access line in {server.log.name}",
     )
     return found
