@@ -295,7 +295,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
-    s.add_argument("--access-log", action="store_true", help="log every request")
+    s.add_argument(
+        "--access-log",
+        action="store_true",
+        help="write one JSON line per request to stderr, as kube-apiserver's httplog and audit"
+        " log: verb, resource, namespace, name, URI, the user (and whom it impersonated),"
+        " response code and latency",
+    )
     _add_auth_flags(s)
     c = commands.add_parser(
         "client-cert",

@@ -7,6 +7,10 @@ request's attributes are put to the authorizer; anything not allowed gets a 403 
 worded as kube-apiserver words it. Impersonation headers, when sent, replace the user before
 authorization (the caller must be allowed to impersonate). With no authenticator every
 request passes as nobody.
+
+For who-asked logging (server/accesslog.py), the scope also carries the user as
+authenticated (``AUTHENTICATED_USER``, before impersonation) and the request's authorizer
+attributes (``ATTRIBUTES``), from the moment they are known: a 403 names them too.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from .credentials import Credentials
 from .impersonation import impersonate, wants_impersonation
 
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+AUTHENTICATED_USER = "auth.authenticated_user"
+ATTRIBUTES = "auth.attributes"
 
 
 class AuthMiddleware:
@@ -52,6 +58,7 @@ class AuthMiddleware:
             await status_response(errors.unauthorized())(scope, receive, send)
             return
         user = user.with_group(AUTHENTICATED)
+        scope[AUTHENTICATED_USER] = user
         if wants_impersonation(credentials):
             try:
                 user = await impersonate(user, credentials, self.authorizer)
@@ -61,6 +68,8 @@ class AuthMiddleware:
         attributes = request_attributes(
             user, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1")
         )
+        scope["user"] = user
+        scope[ATTRIBUTES] = attributes
         try:
             decision = await self.authorizer.authorize(attributes)
         except errors.StatusError as err:  # the authorizer could not decide (e.g. unreachable)
@@ -69,5 +78,4 @@ class AuthMiddleware:
         if not decision.allowed:
             await status_response(forbidden(attributes, decision.reason))(scope, receive, send)
             return
-        scope["user"] = user
         await self.app(scope, receive, send)

@@ -43,6 +43,7 @@ from ..machinery.openapiproto import encode_document
 from ..machinery.rest import Resource
 from ..storage import Store
 from ..storage.terminations import TERMINATED
+from .accesslog import AccessLogMiddleware
 
 log = logging.getLogger("apiserver")
 
@@ -129,9 +130,12 @@ def build_app(
     server: APIServer,
     authenticator: Authenticator | None,
     authorizer: Authorizer | None = None,
+    *,
+    access_log: bool = False,
 ) -> ASGIApp:
-    """The server as one ASGI app: metrics, then authentication and authorization, then the
-    resource routes, and FastAPI for everything else (discovery, OpenAPI, health, metrics)."""
+    """The server as one ASGI app: metrics, the access log when asked for, then
+    authentication and authorization, then the resource routes, and FastAPI for everything
+    else (discovery, OpenAPI, health, metrics)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -293,7 +297,10 @@ def build_app(
         return status_response(errors.internal(f"{type(exc).__name__}: {exc}"))
 
     routes = _ResourceRoutes(server, app)
-    return _MetricsMiddleware(AuthMiddleware(routes, authenticator, authorizer), metrics)
+    authorized: ASGIApp = AuthMiddleware(routes, authenticator, authorizer)
+    if access_log:
+        authorized = AccessLogMiddleware(authorized)
+    return _MetricsMiddleware(authorized, metrics)
 
 
 class _ResourceRoutes:

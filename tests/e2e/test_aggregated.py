@@ -238,6 +238,81 @@ async def test_pool_status_is_the_upstream_one(
     assert pools["node-4"]["unavailableDevices"] == 1  # our patch's taint
 
 
+def allocation_review(server: ServerProcess, group: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The status of an AllocationReview, without what differs between two servers holding
+    the same devices (a reservation's generated name and expiry)."""
+    body = {"apiVersion": f"{group}/v1alpha3", "kind": "AllocationReview", "spec": spec}
+    with server.client() as http:
+        resp = http.post(f"/apis/{group}/v1alpha3/allocationreviews", json=body)
+    assert resp.status_code == 201, resp.text
+    status: dict[str, Any] = resp.json()["status"]
+    reservation = status.get("reservation")
+    if reservation is not None:
+        assert reservation.pop("name")
+        assert reservation.pop("expirationTime")
+    return status
+
+
+def chosen(status: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(node, pool, device) of every device the feasible nodes' answers allocate."""
+    return [
+        (node["nodeName"], result["pool"], result["device"])
+        for node in status["nodes"]
+        if node["feasible"]
+        for allocation in node["allocations"]
+        for result in allocation["devices"]["results"]
+    ]
+
+
+async def test_allocation_review_is_the_upstream_one(
+    upstream: ServerProcess, aggregated: ServerProcess
+) -> None:
+    """The same review put to the upstream and to the aggregated server gets the same
+    answer: the same candidates, feasibility, reasons, scores and devices (stored claims, the
+    upstream's allocations and our patch's taint included); reserving twice in a row, each
+    server holds the same devices and the second answer avoids them alike."""
+    await eventually(lambda: same_devices(upstream, aggregated), timeout=WAIT)
+    # Four GPUs of one model: node-1 and node-2 have some allocated upstream, node-4 one
+    # tainted by our patch.
+    spec: dict[str, Any] = {"claims": [{"namespace": "default", "name": "four-contiguous-gpus"}]}
+    theirs = allocation_review(upstream, UPSTREAM, spec)
+    ours = allocation_review(aggregated, OURS, spec)
+    assert ours == theirs
+    nodes = {n["nodeName"]: n for n in ours["nodes"]}
+    assert {"node-1", "node-2", "node-3", "node-4"} <= set(nodes)
+    assert [n for n, node in sorted(nodes.items()) if node["feasible"]] == ["node-3"], ours
+    for infeasible in ("node-1", "node-2", "node-4"):
+        assert nodes[infeasible]["reasons"], ours
+    taken = {("node-1", "node-1", "gpu-0"), ("node-1", "node-1", "gpu-1")}  # allocated upstream
+    assert not taken & set(chosen(ours))
+    assert ("node-4", "node-4", "gpu-3") not in chosen(ours)  # our patch's NoSchedule taint
+
+    two_gpus = {"deviceClassName": "gpu.example.com", "count": 2}
+    reserving = {
+        "claims": [
+            {
+                "name": "two",
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": two_gpus}]}},
+            }
+        ],
+        "nodeNames": ["node-3"],
+        "reserve": True,
+        "reservationSeconds": 60,
+    }
+    first = [
+        allocation_review(s, g, reserving) for s, g in ((upstream, UPSTREAM), (aggregated, OURS))
+    ]
+    assert first[0] == first[1]
+    assert first[0]["reservation"] == {"nodeName": "node-3"}
+    second = [
+        allocation_review(s, g, reserving) for s, g in ((upstream, UPSTREAM), (aggregated, OURS))
+    ]
+    assert second[0] == second[1]
+    assert not set(chosen(first[0])) & set(chosen(second[0]))  # the first one's are held
+    for server, group in ((upstream, UPSTREAM), (aggregated, OURS)):
+        server.kubectl("delete", f"devicereservations.{group}", "--all")
+
+
 async def test_survives_an_upstream_restart(
     upstream: ServerProcess, aggregated: ServerProcess
 ) -> None:
