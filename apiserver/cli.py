@@ -5,6 +5,7 @@ mode only)."""
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -433,8 +434,18 @@ def _schedule_parser(commands: Any) -> None:
     )
 
 
+def _configure_logging(level: str) -> None:
+    """The server's own loggers (``apiserver.*``) to stderr at ``--log-level``; uvicorn's
+    loggers and the access log keep their own handlers and do not reach these."""
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
+    if getattr(args, "log_level", None):
+        _configure_logging(args.log_level)
     if args.command == "install-certs":
         try:
             bundle = install_certs(
@@ -483,7 +494,6 @@ def main(argv: list[str] | None = None) -> None:
             shim_timeout=args.shim_timeout,
             initial_backoff=args.initial_backoff,
             max_backoff=args.max_backoff,
-            log_level=args.log_level,
         )
         try:
             run_schedule(schedule)

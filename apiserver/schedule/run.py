@@ -1,11 +1,10 @@
 """``python -m apiserver schedule``: the stand-in scheduler's options and process — the API
 server's credentials from a kubeconfig (as the shim takes them), the shim's URL and the CA
-that signed its certificate, and logging."""
+that signed its certificate."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,6 @@ class ScheduleOptions:
     shim_timeout: float = 660.0
     initial_backoff: float = 1.0
     max_backoff: float = 10.0
-    log_level: str = "info"
 
 
 def _verify(ca_file: str | None) -> ssl.SSLContext:
@@ -65,8 +63,4 @@ def run_schedule(options: ScheduleOptions) -> None:
     credentials = Credentials.from_kubeconfig(options.kubeconfig, options.server)
     if not credentials.server:
         raise ValueError("no API server: pass --server or a kubeconfig with one")
-    logging.basicConfig(
-        level=options.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     asyncio.run(_run(options, credentials))
