@@ -332,6 +332,12 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--service", default="dra-apiserver")
     i.add_argument("--secret", default="dra-apiserver-tls")
     i.add_argument("--cluster-domain", default="cluster.local")
+    i.add_argument(
+        "--scheduler-shim",
+        action="store_true",
+        help="also the scheduler shim and a second kube-scheduler using it, with the shim's"
+        " serving certificate",
+    )
     _shim_parser(commands)
     _schedule_parser(commands)
     return parser
@@ -341,7 +347,10 @@ def _shim_parser(commands: Any) -> None:
     s = commands.add_parser(
         "shim", help="run the scheduler shim, a kube-scheduler extender (filter, prioritize, bind)"
     )
-    s.add_argument("--kubeconfig", required=True, help="credentials for the API server")
+    s.add_argument(
+        "--kubeconfig",
+        help="credentials for the API server (default: the pod's ServiceAccount, in a cluster)",
+    )
     s.add_argument("--server", help="the API server's URL (default: the kubeconfig's)")
     s.add_argument(
         "--group",
@@ -457,6 +466,7 @@ def main(argv: list[str] | None = None) -> None:
                 service=args.service,
                 secret_name=args.secret,
                 cluster_domain=args.cluster_domain,
+                scheduler_shim=args.scheduler_shim,
             )
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)

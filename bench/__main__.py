@@ -20,6 +20,7 @@ from . import (
     rbacbench,
     report,
     reservations,
+    shim,
     suite,
     tlspeer,
     watchmemory,
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         reservations.SECTION,
         watchmemory.SECTION,
         tlspeer.SECTION,
+        shim.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -113,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     if tlspeer.SECTION in wanted:
         tls_outcome = tlspeer.run(generator, settings)
         results[tlspeer.SECTION] = tlspeer.render(tls_outcome, generator.description, date)
+    if shim.SECTION in wanted:
+        shim_outcome = shim.run(log=lambda s: print(s, file=sys.stderr))
+        results[shim.SECTION] = shim.render(shim_outcome, date)
     report.update(args.output, results)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return 0

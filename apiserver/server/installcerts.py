@@ -8,10 +8,16 @@ them), and writes beside them:
 - ``kustomization.yaml``: the chosen manifests (``base``), that Secret, and the
   APIServices' ``caBundle`` set to the CA, so ``kubectl apply -k <out>`` installs it all.
 
+With ``--scheduler-shim`` it also issues the scheduler shim's serving certificate (from the
+same CA, for the shim Service's names: the extender's ``urlPrefix`` names one of them),
+writes its Secret (``shim-secret.yaml``, whose ``ca.crt`` the second scheduler trusts) and
+adds the scheduler-shim component.
+
 The caller prints the caBundle (base64 PEM) it returns.
 
     python -m apiserver install-certs                        # one replica, resource.k8s.io
     python -m apiserver install-certs --base manifests/overlays/ha --group resource.x-k8s.io
+    python -m apiserver install-certs --scheduler-shim       # and the scheduler shim
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from .certs import _write, cert_pem, ensure_ca, issue_serving_cert, key_pem
 
 OTHER_GROUP = "resource.x-k8s.io"
 VERSIONS = ("v1alpha3", "v1alpha1")
+SHIM_SERVICE = "dra-scheduler-shim"
+SHIM_SECRET = "dra-scheduler-shim-tls"
 
 
 def service_names(service: str, namespace: str, cluster_domain: str) -> list[str]:
@@ -53,14 +61,26 @@ def secret(name: str, namespace: str, cert: bytes, key: bytes, ca: bytes) -> dic
 
 
 def kustomization(
-    out: Path, base: Path, components: Path, group: str, ca_bundle: str
+    out: Path,
+    base: Path,
+    components: Path,
+    group: str,
+    ca_bundle: str,
+    *,
+    scheduler_shim: bool = False,
 ) -> dict[str, object]:
-    """The base, the Secret, the other-group component when ``group`` is not the default,
+    """The base, the Secrets, the scheduler-shim component when asked, the other-group
+    component when ``group`` is not the default (after the shim's, which it also moves),
     and the caBundle of each APIService."""
+    resources = [os.path.relpath(base.resolve(), out.resolve()), "secret.yaml"]
+    chosen = []
+    if scheduler_shim:
+        resources.append("shim-secret.yaml")
+        chosen.append(components / "scheduler-shim")
     doc: dict[str, object] = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
-        "resources": [os.path.relpath(base.resolve(), out.resolve()), "secret.yaml"],
+        "resources": resources,
         "patches": [
             {
                 "target": {"kind": "APIService", "name": f"{version}.{group}"},
@@ -76,8 +96,9 @@ def kustomization(
             raise ValueError(
                 f"--group: the manifests have a component for {OTHER_GROUP} only, not {group}"
             )
-        other = (components / "other-group").resolve()
-        doc["components"] = [os.path.relpath(other, out.resolve())]
+        chosen.append(components / "other-group")
+    if chosen:
+        doc["components"] = [os.path.relpath(c.resolve(), out.resolve()) for c in chosen]
     return doc
 
 
@@ -91,8 +112,9 @@ def install_certs(
     service: str = "dra-apiserver",
     secret_name: str = "dra-apiserver-tls",
     cluster_domain: str = "cluster.local",
+    scheduler_shim: bool = False,
 ) -> str:
-    """Write the certificates, the Secret and the kustomization into ``out``; the caBundle."""
+    """Write the certificates, the Secrets and the kustomization into ``out``; the caBundle."""
     out.mkdir(parents=True, exist_ok=True)
     ca, ca_key = ensure_ca(out)
     names = service_names(service, namespace, cluster_domain)
@@ -102,7 +124,15 @@ def install_certs(
     _write(out / "tls.key", key_bytes, private=True)
     manifest = secret(secret_name, namespace, cert_bytes, key_bytes, ca_bytes)
     _write(out / "secret.yaml", yaml.safe_dump(manifest).encode(), private=True)
+    if scheduler_shim:
+        shim_names = service_names(SHIM_SERVICE, namespace, cluster_domain)
+        shim_cert, shim_key = issue_serving_cert(ca, ca_key, shim_names[2], shim_names)
+        shim_cert_bytes, shim_key_bytes = cert_pem(shim_cert), key_pem(shim_key)
+        _write(out / "shim-tls.crt", shim_cert_bytes)
+        _write(out / "shim-tls.key", shim_key_bytes, private=True)
+        shim_secret = secret(SHIM_SECRET, namespace, shim_cert_bytes, shim_key_bytes, ca_bytes)
+        _write(out / "shim-secret.yaml", yaml.safe_dump(shim_secret).encode(), private=True)
     ca_bundle = base64.b64encode(ca_bytes).decode()
-    doc = kustomization(out, base, components, group, ca_bundle)
+    doc = kustomization(out, base, components, group, ca_bundle, scheduler_shim=scheduler_shim)
     _write(out / "kustomization.yaml", yaml.safe_dump(doc, sort_keys=False).encode())
     return ca_bundle

@@ -1,13 +1,15 @@
 """The shim's HTTPS endpoints, as a kube-scheduler extender configuration names them:
-``POST /filter``, ``/prioritize`` and ``/bind`` (``urlPrefix`` is the shim's URL), and
-``GET /healthz``. A request the scheduler would not send is a 400 carrying the protocol's
-``Error``."""
+``POST /filter``, ``/prioritize`` and ``/bind`` (``urlPrefix`` is the shim's URL),
+``GET /healthz``, and ``GET /metrics`` (Prometheus, the shim's own registry). A request the
+scheduler would not send is a 400 carrying the protocol's ``Error``."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +17,7 @@ import orjson
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ..server.certs import ensure_serving_certs
 from .binding import ATTACH_TIMEOUT, Binder
@@ -27,6 +30,7 @@ from .extender import (
     bind_result,
     host_priorities,
 )
+from .metrics import BAD_REQUEST, ERROR, OK, ShimMetrics
 from .paths import Paths
 from .scheduling import Scheduler
 
@@ -44,9 +48,44 @@ async def _body(request: Request) -> Any:
         raise ProtocolError(f"the request body is not JSON: {err}") from err
 
 
-def build_app(api: APIClient, paths: Paths, *, attach_timeout: float = ATTACH_TIMEOUT) -> FastAPI:
+Verb = Callable[[Request], Awaitable[Response]]
+
+
+def _outcome(response: Response) -> str:
+    if response.status_code == 400:
+        return BAD_REQUEST
+    if response.status_code >= 500:
+        return ERROR
+    body = orjson.loads(bytes(response.body))
+    return ERROR if isinstance(body, dict) and body.get("Error") else OK
+
+
+def _counted(metrics: ShimMetrics, verb: str) -> Callable[[Verb], Verb]:
+    """The verb's calls counted by outcome and timed."""
+
+    def wrap(handler: Verb) -> Verb:
+        @functools.wraps(handler)
+        async def counted(request: Request) -> Response:
+            began = time.perf_counter()
+            response = await handler(request)
+            metrics.call(verb, _outcome(response), time.perf_counter() - began)
+            return response
+
+        return counted
+
+    return wrap
+
+
+def build_app(
+    api: APIClient,
+    paths: Paths,
+    *,
+    attach_timeout: float = ATTACH_TIMEOUT,
+    metrics: ShimMetrics | None = None,
+) -> FastAPI:
+    metrics = metrics if metrics is not None else ShimMetrics()
     scheduler = Scheduler(api, paths)
-    binder = Binder(api, paths, attach_timeout=attach_timeout)
+    binder = Binder(api, paths, attach_timeout=attach_timeout, metrics=metrics)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -56,6 +95,7 @@ def build_app(api: APIClient, paths: Paths, *, attach_timeout: float = ATTACH_TI
     app = FastAPI(title="DRA scheduler shim", lifespan=lifespan, openapi_url=None)
 
     @app.post("/filter")
+    @_counted(metrics, "filter")
     async def filter_nodes(request: Request) -> Response:
         try:
             args = FilterArgs.parse(await _body(request))
@@ -64,6 +104,7 @@ def build_app(api: APIClient, paths: Paths, *, attach_timeout: float = ATTACH_TI
         return _json((await scheduler.filter(args)).wire(args))
 
     @app.post("/prioritize")
+    @_counted(metrics, "prioritize")
     async def prioritize(request: Request) -> Response:
         try:
             args = FilterArgs.parse(await _body(request))
@@ -76,6 +117,7 @@ def build_app(api: APIClient, paths: Paths, *, attach_timeout: float = ATTACH_TI
         return _json(host_priorities(scores, args.node_names))
 
     @app.post("/bind")
+    @_counted(metrics, "bind")
     async def bind(request: Request) -> Response:
         try:
             args = BindArgs.parse(await _body(request))
@@ -87,12 +129,17 @@ def build_app(api: APIClient, paths: Paths, *, attach_timeout: float = ATTACH_TI
     async def healthz() -> Response:
         return Response("ok", media_type="text/plain")
 
+    @app.get("/metrics")
+    async def metrics_endpoint() -> Response:
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
     return app
 
 
 @dataclass
 class ShimOptions:
-    kubeconfig: str
+    kubeconfig: str | None = None
+    """None: the pod's ServiceAccount (in a cluster)."""
     server: str | None = None
     group: str = "resource.k8s.io"
     bind_address: str = "127.0.0.1"
@@ -106,7 +153,11 @@ class ShimOptions:
 
 
 def run_shim(options: ShimOptions) -> None:
-    credentials = Credentials.from_kubeconfig(options.kubeconfig, options.server)
+    credentials = (
+        Credentials.from_kubeconfig(options.kubeconfig, options.server)
+        if options.kubeconfig
+        else Credentials.in_cluster(options.server)
+    )
     if not credentials.server:
         raise ValueError("no API server: pass --server or a kubeconfig with one")
     if options.tls_cert_file and options.tls_private_key_file:

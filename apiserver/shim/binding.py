@@ -36,6 +36,7 @@ from ..api.resource.resourceclaim import ATTACH_FAILED, IS_ATTACHED, NEEDS_ATTAC
 from .claims import pod_claims
 from .client import APIClient, APIError
 from .extender import BindArgs
+from .metrics import ShimMetrics
 from .paths import Paths
 from .scheduling import review, why_infeasible
 
@@ -117,10 +118,18 @@ def _outcome(claim: JSON, waits: list[AttachWait]) -> str | None:
 class Binder:
     """The extender's bind verb."""
 
-    def __init__(self, api: APIClient, paths: Paths, *, attach_timeout: float = ATTACH_TIMEOUT):
+    def __init__(
+        self,
+        api: APIClient,
+        paths: Paths,
+        *,
+        attach_timeout: float = ATTACH_TIMEOUT,
+        metrics: ShimMetrics | None = None,
+    ):
         self.api = api
         self.paths = paths
         self.attach_timeout = attach_timeout
+        self.metrics = metrics if metrics is not None else ShimMetrics()
 
     async def bind(self, args: BindArgs) -> str:
         """``""`` once the pod is bound, else why not (and nothing of the bind is left)."""
@@ -269,8 +278,9 @@ class Binder:
         for wait in waits:
             by_claim.setdefault(wait.claim, []).append(wait)
         try:
-            async with asyncio.timeout(self.attach_timeout):
-                await self._watch_until_attached(namespace, by_claim)
+            with self.metrics.attach_wait():
+                async with asyncio.timeout(self.attach_timeout):
+                    await self._watch_until_attached(namespace, by_claim)
         except TimeoutError:
             raise BindFailure(
                 f"timed out after {self.attach_timeout:g} s waiting for"

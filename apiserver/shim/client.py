@@ -1,12 +1,15 @@
-"""The shim's connection to the API server: a kubeconfig's credentials over HTTPS (httpx),
-and the few calls it makes — get, create, update, delete and watch of JSON objects."""
+"""The shim's connection to the API server: a kubeconfig's credentials, or the pod's
+ServiceAccount in a cluster, over HTTPS (httpx), and the few calls it makes — get, create,
+update, delete and watch of JSON objects."""
 
 from __future__ import annotations
 
 import base64
+import os
 import ssl
 import tempfile
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,8 @@ import orjson
 import yaml
 
 JSON = dict[str, Any]
+IN_CLUSTER = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+TOKEN_REREAD = 60.0
 
 
 class APIError(Exception):
@@ -37,6 +42,29 @@ class Credentials:
     token: str | None
     cert_pem: bytes | None
     key_pem: bytes | None
+    token_file: Path | None = None
+    """Read for the token, again every minute: a projected ServiceAccount token rotates."""
+
+    @classmethod
+    def in_cluster(cls, server: str | None = None, directory: Path = IN_CLUSTER) -> Credentials:
+        """The pod's ServiceAccount, talking to the cluster's kube-apiserver."""
+        host = os.environ.get("KUBERNETES_SERVICE_HOST")
+        port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+        if not (server or host) or not (directory / "token").exists():
+            raise ValueError(
+                "not running in a cluster (no KUBERNETES_SERVICE_HOST or ServiceAccount"
+                " token): give --kubeconfig"
+            )
+        if host and ":" in host:
+            host = f"[{host}]"
+        return cls(
+            server=(server or f"https://{host}:{port}").rstrip("/"),
+            ca_pem=(directory / "ca.crt").read_bytes(),
+            token=None,
+            cert_pem=None,
+            key_pem=None,
+            token_file=directory / "token",
+        )
 
     @classmethod
     def from_kubeconfig(cls, path: str | Path, server: str | None = None) -> Credentials:
@@ -87,6 +115,20 @@ class Credentials:
         return context
 
 
+class _TokenFile(httpx.Auth):
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.token = ""
+        self.read_at = -TOKEN_REREAD
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if time.monotonic() - self.read_at >= TOKEN_REREAD:
+            self.token = self.path.read_text().strip()
+            self.read_at = time.monotonic()
+        request.headers["Authorization"] = f"Bearer {self.token}"
+        yield request
+
+
 class APIClient:
     """JSON calls on one API server; a non-2xx answer raises ``APIError``."""
 
@@ -107,6 +149,7 @@ class APIClient:
             headers=headers,
             timeout=timeout,
             transport=transport,
+            auth=_TokenFile(credentials.token_file) if credentials.token_file else None,
         )
 
     async def aclose(self) -> None:

@@ -3,20 +3,55 @@ its own certificate, reading the server with a kubeconfig of a user that holds o
 bootstrap ``dra-scheduler-shim`` ClusterRole. A pod without claims passes filter
 everywhere (Nodes or NodeNames), gets no scores, and /bind binds it through
 ``pods/binding`` (kubectl shows the node); a second bind is the server's conflict in the
-protocol's ``Error``. The role allows each call the shim makes, and little else."""
+protocol's ``Error``. The role allows each rule of the install's ClusterRole for the shim
+and nothing beside it. With the server's own AllocationReview: a pod whose claim gets a
+fabric device binds once a controller marks it attached, and fails when nobody does within
+the attach timeout; the shim's /metrics counts the calls and the waits."""
 
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from apiserver.server.kubeconfig import write_kubeconfig
+from devtools.waiting import wait_for
 
-from .harness import ServerProcess, ShimProcess, start_server, start_shim
+from .harness import REPO, ServerProcess, ShimProcess, start_server, start_shim
 from .objects import unique
+
+ROLE = REPO / "manifests" / "components" / "scheduler-shim" / "shim-rbac.yaml"
+ATTACH_TIMEOUT = 3.0
+FABRIC = "fabric.shim.example.com"
+NEEDS_ATTACHING = "kubernetes.io/needs-attaching"
+
+
+def _granted() -> list[tuple[str, str, str, str]]:
+    """(verb, group, resource, subresource) of each rule of the install's shim role."""
+    [role] = [d for d in yaml.safe_load_all(ROLE.read_text()) if d["kind"] == "ClusterRole"]
+    out = []
+    for rule in role["rules"]:
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                name, _, sub = resource.partition("/")
+                out += [(verb, group, name, sub) for verb in rule["verbs"]]
+    return out
+
+
+NOT_GRANTED = [
+    ("update", "resource.k8s.io", "resourceclaims", ""),
+    ("patch", "resource.k8s.io", "resourceclaims", "status"),
+    ("delete", "", "pods", ""),
+    ("list", "", "pods", ""),
+    ("create", "resource.k8s.io", "resourceslices", ""),
+    ("get", "resource.k8s.io", "devicereservations", ""),
+    ("create", "resource.k8s.io", "devicereservations", ""),
+]
 
 SHIM_BINDING = """\
 apiVersion: rbac.authorization.k8s.io/v1
@@ -57,25 +92,16 @@ def shim(
     workdir = tmp_path_factory.mktemp("shim")
     kubeconfig = workdir / "kubeconfig"
     write_kubeconfig(kubeconfig, server.url, server.ca, tokens["scheduler"], user="scheduler")
-    proc = start_shim(server, workdir, kubeconfig=kubeconfig)
+    proc = start_shim(
+        server, workdir, ["--attach-timeout", str(ATTACH_TIMEOUT)], kubeconfig=kubeconfig
+    )
     yield proc
     proc.stop()
 
 
 @pytest.mark.parametrize(
     ("verb", "group", "resource", "subresource", "allowed"),
-    [
-        ("create", "resource.k8s.io", "allocationreviews", "", True),
-        ("update", "resource.k8s.io", "resourceclaims", "status", True),
-        ("watch", "resource.k8s.io", "resourceclaims", "", True),
-        ("list", "resource.k8s.io", "devices", "", True),
-        ("delete", "resource.k8s.io", "devicereservations", "", True),
-        ("create", "", "pods", "binding", True),
-        ("get", "", "pods", "", True),
-        ("update", "resource.k8s.io", "resourceclaims", "", False),
-        ("delete", "", "pods", "", False),
-        ("create", "resource.k8s.io", "resourceslices", "", False),
-    ],
+    [*((*g, True) for g in _granted()), *((*n, False) for n in NOT_GRANTED)],
 )
 def test_the_shim_role_allows_what_the_shim_does(
     server: ServerProcess,
@@ -160,3 +186,169 @@ def test_bind_binds_the_pod_once(server: ServerProcess, shim: ShimProcess) -> No
 
     wide = server.kubectl("get", "pod", meta["name"], "-o", "wide").stdout.splitlines()
     assert wide[1].split()[wide[0].split().index("NODE")] == "node-7"
+
+
+# -- a bind that waits for a fabric device, with the server's own allocation ------------
+
+
+def _apply(server: ServerProcess, *docs: dict[str, Any]) -> None:
+    server.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(docs))
+
+
+@pytest.fixture(scope="module")
+def fabric(server: ServerProcess) -> str:
+    """A node and a fabric pool every node reaches (4 devices that must be attached);
+    the DeviceClass claims ask for."""
+    node = unique("fabric-node")
+    pool = unique("fabric-pool")
+    _apply(
+        server,
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": FABRIC},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{FABRIC}"'}}]},
+        },
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}},
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": pool},
+            "spec": {
+                "driver": FABRIC,
+                "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
+                "allNodes": True,
+                "devices": [
+                    {"name": f"gpu-{i}", "attributes": {NEEDS_ATTACHING: {"bool": True}}}
+                    for i in range(4)
+                ],
+            },
+        },
+    )
+    return node
+
+
+def _claiming_pod(server: ServerProcess) -> dict[str, Any]:
+    claim, pod = unique("fabric-claim"), unique("fabric-pod")
+    request = {"name": "gpu", "exactly": {"deviceClassName": FABRIC}}
+    _apply(
+        server,
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": claim, "namespace": "default"},
+            "spec": {"devices": {"requests": [request]}},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": pod, "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "main", "image": "busybox"}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
+            },
+        },
+    )
+    with server.client() as client:
+        stored: dict[str, Any] = client.get(f"/api/v1/namespaces/default/pods/{pod}").json()
+    return stored
+
+
+def _scrape(shim: ShimProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with shim.client() as client:
+        text = client.get("/metrics").text
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def _delta(before: dict[Any, float], after: dict[Any, float], name: str, **labels: str) -> float:
+    key = (name, tuple(sorted(labels.items())))
+    return after.get(key, 0.0) - before.get(key, 0.0)
+
+
+def _bind_args(pod: dict[str, Any], node: str) -> dict[str, str]:
+    meta = pod["metadata"]
+    return {"PodName": meta["name"], "PodNamespace": "default", "PodUID": meta["uid"], "Node": node}
+
+
+def _claim(server: ServerProcess, pod: dict[str, Any]) -> dict[str, Any]:
+    name = pod["spec"]["resourceClaims"][0]["resourceClaimName"]
+    with server.client() as client:
+        found: dict[str, Any] = client.get(
+            f"/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/{name}"
+        ).json()
+    return found
+
+
+def _attach(server: ServerProcess, pod: dict[str, Any]) -> None:
+    """What a composable controller does: mark the requested device attached."""
+    claim = wait_for(
+        lambda: (c := _claim(server, pod)).get("status", {}).get("devices") and c,
+        "the bind's attach request in the claim",
+    )
+    for entry in claim["status"]["devices"]:
+        entry["conditions"].append(
+            {
+                "type": "kubernetes.io/is-attached",
+                "status": "True",
+                "lastTransitionTime": "2026-11-24T06:00:00Z",
+                "reason": "Attached",
+                "message": "attached by the test",
+            }
+        )
+    path = f"/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/{claim['metadata']['name']}"
+    with server.client() as client:
+        answer = client.put(f"{path}/status", json=claim)
+    assert answer.status_code == 200, answer.text
+
+
+def test_filter_then_bind_with_attaching_counts_calls_and_waits(
+    server: ServerProcess, shim: ShimProcess, fabric: str
+) -> None:
+    before = _scrape(shim)
+    pod = _claiming_pod(server)
+    with shim.client() as client:
+        filtered = client.post("/filter", json={"Pod": pod, "NodeNames": [fabric]}).json()
+        assert filtered["NodeNames"] == [fabric], filtered
+        scores = client.post("/prioritize", json={"Pod": pod, "NodeNames": [fabric]}).json()
+        assert [s["Host"] for s in scores] == [fabric]
+        controller = threading.Thread(target=_attach, args=(server, pod))
+        controller.start()
+        bound = client.post("/bind", json=_bind_args(pod, fabric)).json()
+        controller.join()
+    assert bound == {"Error": ""}
+    wide = server.kubectl("get", "pod", pod["metadata"]["name"], "-o", "wide").stdout.splitlines()
+    assert wide[1].split()[wide[0].split().index("NODE")] == fabric
+
+    after = _scrape(shim)
+    calls = "dra_scheduler_shim_extender_requests_total"
+    assert _delta(before, after, calls, verb="filter", outcome="ok") == 1
+    assert _delta(before, after, calls, verb="prioritize", outcome="ok") == 1
+    assert _delta(before, after, calls, verb="bind", outcome="ok") == 1
+    assert _delta(before, after, "dra_scheduler_shim_attach_waits_started_total") == 1
+    assert _delta(before, after, "dra_scheduler_shim_attach_waits_total", outcome="attached") == 1
+    waited = "dra_scheduler_shim_attach_wait_duration_seconds_count"
+    assert _delta(before, after, waited, outcome="attached") == 1
+
+
+def test_a_bind_nobody_attaches_times_out_and_is_counted(
+    server: ServerProcess, shim: ShimProcess, fabric: str
+) -> None:
+    before = _scrape(shim)
+    pod = _claiming_pod(server)
+    with shim.client() as client:
+        answer = client.post("/bind", json=_bind_args(pod, fabric)).json()
+    assert answer["Error"].startswith(f"timed out after {ATTACH_TIMEOUT:g} s waiting for")
+    assert "allocation" not in _claim(server, pod).get("status", {})
+
+    after = _scrape(shim)
+    calls = "dra_scheduler_shim_extender_requests_total"
+    assert _delta(before, after, calls, verb="bind", outcome="error") == 1
+    assert _delta(before, after, "dra_scheduler_shim_attach_waits_started_total") == 1
+    assert _delta(before, after, "dra_scheduler_shim_attach_waits_total", outcome="timed_out") == 1
+    assert _delta(before, after, "dra_scheduler_shim_attach_waits_total", outcome="attached") == 0
+    waited = "dra_scheduler_shim_attach_wait_duration_seconds_sum"
+    assert _delta(before, after, waited, outcome="timed_out") >= ATTACH_TIMEOUT

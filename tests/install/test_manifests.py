@@ -1,7 +1,8 @@
 """The install manifests: every output of ``kubectl kustomize`` (the base, the ha overlay,
-the other-group component, and the overlay `python -m apiserver install-certs` writes) is valid against
-Kubernetes 1.37's schemas, and the objects agree with each other, with the certificate,
-with the image and with the server's own command line and served group-versions."""
+the other-group and scheduler-shim components, and the overlay `python -m apiserver
+install-certs` writes) is valid against Kubernetes 1.37's schemas, and the objects agree
+with each other, with the certificates, with the image and with the server's own command
+line and served group-versions."""
 
 from __future__ import annotations
 
@@ -19,8 +20,13 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from apiserver.auth.rbac.bootstrap import SCHEDULER_SHIM
+from apiserver.auth.rbac.bootstrap import cluster_roles as bootstrap_roles
 from apiserver.cli import _parser
 from apiserver.server.modes import served_group_versions
+from apiserver.shim.app import build_app
+from apiserver.shim.client import APIClient, Credentials
+from apiserver.shim.paths import Paths
 from tests.e2e.harness import REPO, kubectl_binary
 
 MANIFESTS = REPO / "manifests"
@@ -80,6 +86,7 @@ def installs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Doc]]:
     """Every way to install, rendered: as committed, and with the generated certificate."""
     tmp = tmp_path_factory.mktemp("installs")
     other = MANIFESTS / "components" / "other-group"
+    shim = MANIFESTS / "components" / "scheduler-shim"
     rendered = {
         "base": kustomize(MANIFESTS / "base"),
         "ha": kustomize(MANIFESTS / "overlays" / "ha"),
@@ -88,8 +95,23 @@ def installs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Doc]]:
             overlay(tmp, "ha-og", [MANIFESTS / "overlays" / "ha"], [other])
         ),
     }
+    rendered["base+shim"] = kustomize(overlay(tmp, "shim", [MANIFESTS / "base"], [shim]))
+    rendered["ha+shim+other-group"] = kustomize(
+        overlay(tmp, "ha-shim-og", [MANIFESTS / "overlays" / "ha"], [shim, other])
+    )
     make_certs(tmp / "certs-base")
     rendered["certs-base"] = kustomize(tmp / "certs-base")
+    make_certs(tmp / "certs-shim", "--scheduler-shim")
+    rendered["certs-base+shim"] = kustomize(tmp / "certs-shim")
+    make_certs(
+        tmp / "certs-ha-shim",
+        "--base",
+        str(MANIFESTS / "overlays" / "ha"),
+        "--group",
+        OTHER_GROUP,
+        "--scheduler-shim",
+    )
+    rendered["certs-ha+shim+other-group"] = kustomize(tmp / "certs-ha-shim")
     make_certs(
         tmp / "certs-ha", "--base", str(MANIFESTS / "overlays" / "ha"), "--group", OTHER_GROUP
     )
@@ -125,7 +147,10 @@ def flags(docs: list[Doc]) -> dict[str, str]:
     return dict(a.removeprefix("--").split("=", 1) for a in container(docs)["args"][1:])
 
 
-@pytest.mark.parametrize("install", ["base", "ha", "base+other-group", "certs-ha+other-group"])
+@pytest.mark.parametrize(
+    "install",
+    ["base", "ha", "base+other-group", "certs-ha+other-group", "ha+shim+other-group"],
+)
 def test_service_and_apiservices_agree(installs: dict[str, list[Doc]], install: str) -> None:
     docs = installs[install]
     deployment = one(docs, "Deployment", "dra-apiserver")
@@ -317,3 +342,261 @@ def test_certs_script_writes_only_ignored_files(tmp_path: Path) -> None:
     assert sorted(ignored.stdout.split()) == sorted(paths)
     again = make_certs(out)  # the CA is kept: the caBundle in the cluster stays valid
     assert again == bundle
+
+
+# -- the scheduler shim and the second scheduler ----------------------------------------
+
+SHIM_INSTALLS = ["base+shim", "ha+shim+other-group", "certs-base+shim", "certs-ha+shim+other-group"]
+SCHEDULER_NAME = "dra-extension-scheduler"
+EXTENDER_FIELDS = {
+    # k8s.io/kube-scheduler/config/v1 Extender, as its JSON names are spelled
+    "urlPrefix",
+    "filterVerb",
+    "preemptVerb",
+    "prioritizeVerb",
+    "weight",
+    "bindVerb",
+    "enableHTTPS",
+    "tlsConfig",
+    "httpTimeout",
+    "nodeCacheCapable",
+    "managedResources",
+    "ignorable",
+}
+TLS_FIELDS = {
+    "insecure",
+    "serverName",
+    "certFile",
+    "keyFile",
+    "caFile",
+    "certData",
+    "keyData",
+    "caData",
+}
+
+
+def shim_container(docs: list[Doc]) -> Doc:
+    [shim] = one(docs, "Deployment", "dra-scheduler-shim")["spec"]["template"]["spec"]["containers"]
+    return shim  # type: ignore[no-any-return]
+
+
+def scheduler_pod(docs: list[Doc]) -> Doc:
+    spec: Doc = one(docs, "Deployment", SCHEDULER_NAME)["spec"]["template"]["spec"]
+    return spec
+
+
+def scheduler_config(docs: list[Doc]) -> Doc:
+    """The KubeSchedulerConfiguration the second scheduler reads (its --config)."""
+    pod = scheduler_pod(docs)
+    [container] = pod["containers"]
+    [config_flag] = [a for a in container["command"] if a.startswith("--config=")]
+    path = Path(config_flag.removeprefix("--config="))
+    mount = next(m for m in container["volumeMounts"] if Path(m["mountPath"]) == path.parent)
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    config_map = one(docs, "ConfigMap", volume["configMap"]["name"])
+    config: Doc = yaml.safe_load(config_map["data"][path.name])
+    return config
+
+
+def shim_args(docs: list[Doc]) -> Any:
+    return _parser().parse_args(shim_container(docs)["args"])
+
+
+def duration_seconds(text: str) -> float:
+    units = {"s": 1, "m": 60, "h": 3600}
+    return sum(float(n) * units[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)([smh])", text))
+
+
+@pytest.mark.parametrize("install", SHIM_INSTALLS)
+def test_scheduler_configuration_names_the_shim_service(
+    installs: dict[str, list[Doc]], install: str
+) -> None:
+    """The second scheduler's extender reaches the shim: its urlPrefix is the shim
+    Service's DNS name and port, the Service selects the shim's pods and targets the port
+    the shim listens on, and the verbs are the shim's routes."""
+    docs = installs[install]
+    config = scheduler_config(docs)
+    assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
+    assert config["kind"] == "KubeSchedulerConfiguration"
+    [extender] = config["extenders"]
+    assert set(extender) <= EXTENDER_FIELDS
+    assert set(extender.get("tlsConfig") or {}) <= TLS_FIELDS
+    service = one(docs, "Service", "dra-scheduler-shim")
+    [port] = service["spec"]["ports"]
+    meta = service["metadata"]
+    assert extender["urlPrefix"] == f"https://{meta['name']}.{meta['namespace']}.svc:{port['port']}"
+    shim = one(docs, "Deployment", "dra-scheduler-shim")
+    assert meta["namespace"] == shim["metadata"]["namespace"]
+    labels = shim["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= labels.items()
+    ports = {p["name"]: p["containerPort"] for p in shim_container(docs)["ports"]}
+    args = shim_args(docs)
+    assert ports[port["targetPort"]] == args.port
+    assert args.bind_address == "0.0.0.0"
+    assert args.kubeconfig is None  # the pod's ServiceAccount
+
+    routes = {getattr(r, "path", None) for r in build_app(_no_api(), Paths()).routes}
+    for verb in ("filterVerb", "prioritizeVerb", "bindVerb"):
+        assert f"/{extender[verb]}" in routes
+    assert extender["enableHTTPS"] is True
+    assert extender["ignorable"] is False
+    assert extender["nodeCacheCapable"] is True
+    assert extender["weight"] > 0
+    # A bind waits up to the shim's attach timeout: the scheduler must wait longer.
+    assert duration_seconds(extender["httpTimeout"]) > args.attach_timeout
+
+
+def _no_api() -> APIClient:
+    return APIClient(Credentials("https://unused", None, None, None, None))
+
+
+@pytest.mark.parametrize("install", SHIM_INSTALLS)
+def test_the_second_scheduler_profile_leaves_claims_to_the_shim(
+    installs: dict[str, list[Doc]], install: str
+) -> None:
+    docs = installs[install]
+    config = scheduler_config(docs)
+    [profile] = config["profiles"]
+    assert profile["schedulerName"] == SCHEDULER_NAME
+    disabled = profile["plugins"]["multiPoint"]["disabled"]
+    assert {"name": "DynamicResources"} in disabled
+    assert "enabled" not in profile["plugins"]["multiPoint"]
+    # Its own leader election Lease, which its Role lets it hold.
+    election = config["leaderElection"]
+    namespace = one(docs, "Deployment", SCHEDULER_NAME)["metadata"]["namespace"]
+    assert election["resourceNamespace"] == namespace
+    [role] = [r for r in of_kind(docs, "Role") if r["metadata"]["name"].startswith(SCHEDULER_NAME)]
+    assert role["metadata"]["namespace"] == namespace
+    named = [rule for rule in role["rules"] if rule.get("resourceNames")]
+    assert named[0]["resourceNames"] == [election["resourceName"]]
+    assert {"get", "update"} <= set(named[0]["verbs"])
+    # kube-scheduler pinned to a release, never a moving tag.
+    [container] = scheduler_pod(docs)["containers"]
+    assert re.fullmatch(r"registry\.k8s\.io/kube-scheduler:v1\.\d+\.\d+", container["image"])
+    # The shim runs the server's image.
+    assert shim_container(docs)["image"] == container_image(docs)
+
+
+def container_image(docs: list[Doc]) -> str:
+    return str(container(docs)["image"])
+
+
+@pytest.mark.parametrize("install", SHIM_INSTALLS)
+def test_shim_role_is_the_bootstrap_role_in_the_servers_group(
+    installs: dict[str, list[Doc]], install: str
+) -> None:
+    """The cluster's ClusterRole for the shim holds what a standalone server's bootstrap
+    role holds, in the group the server serves, and the shim asks in that group."""
+    docs = installs[install]
+    group = flags(docs).get("group", "resource.k8s.io")
+    assert shim_args(docs).group == group
+    [bootstrap] = [r for r in bootstrap_roles(group) if r["metadata"]["name"] == SCHEDULER_SHIM]
+    assert one(docs, "ClusterRole", SCHEDULER_SHIM)["rules"] == bootstrap["rules"]
+
+
+@pytest.mark.parametrize("install", SHIM_INSTALLS)
+def test_shim_and_scheduler_service_accounts_and_bindings_agree(
+    installs: dict[str, list[Doc]], install: str
+) -> None:
+    docs = installs[install]
+    for deployment, roles in (
+        ("dra-scheduler-shim", {("ClusterRole", SCHEDULER_SHIM)}),
+        (
+            SCHEDULER_NAME,
+            {
+                ("ClusterRole", "system:kube-scheduler"),
+                ("ClusterRole", "system:volume-scheduler"),
+                ("Role", "extension-apiserver-authentication-reader"),
+                ("Role", f"{SCHEDULER_NAME}:leader-election"),
+            },
+        ),
+    ):
+        found = one(docs, "Deployment", deployment)
+        account = found["spec"]["template"]["spec"]["serviceAccountName"]
+        namespace = found["metadata"]["namespace"]
+        one(docs, "ServiceAccount", account)
+        subject = {"kind": "ServiceAccount", "name": account, "namespace": namespace}
+        bound = {
+            (b["roleRef"]["kind"], b["roleRef"]["name"])
+            for b in of_kind(docs, "ClusterRoleBinding") + of_kind(docs, "RoleBinding")
+            if subject in b["subjects"]
+        }
+        assert bound == roles
+
+
+@pytest.mark.parametrize("install", SHIM_INSTALLS)
+def test_shim_probes_security_and_certificate_files(
+    installs: dict[str, list[Doc]], install: str
+) -> None:
+    docs = installs[install]
+    shim = shim_container(docs)
+    ports = {p["name"] for p in shim["ports"]}
+    for probe in ("readinessProbe", "livenessProbe"):
+        get = shim[probe]["httpGet"]
+        assert (get["path"], get["scheme"]) == ("/healthz", "HTTPS")
+        assert get["port"] in ports
+    assert shim["securityContext"]["readOnlyRootFilesystem"] is True
+    assert shim["securityContext"]["allowPrivilegeEscalation"] is False
+    pod = one(docs, "Deployment", "dra-scheduler-shim")["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert shim["resources"]["requests"]
+    args = shim_args(docs)
+    mounts = {m["name"]: m for m in shim["volumeMounts"]}
+    assert Path(args.tls_cert_file).parent == Path(mounts["tls"]["mountPath"])
+    assert Path(args.tls_private_key_file).parent == Path(mounts["tls"]["mountPath"])
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert set(mounts) == set(volumes)
+    # The scheduler trusts the CA of the same Secret, and mounts nothing else of it.
+    secret_name = volumes["tls"]["secret"]["secretName"]
+    [container] = scheduler_pod(docs)["containers"]
+    tls = scheduler_config(docs)["extenders"][0]["tlsConfig"]
+    ca = Path(tls["caFile"])
+    mount = next(m for m in container["volumeMounts"] if Path(m["mountPath"]) == ca.parent)
+    volume = next(v for v in scheduler_pod(docs)["volumes"] if v["name"] == mount["name"])
+    assert volume["secret"]["secretName"] == secret_name
+    assert volume["secret"]["items"] == [{"key": "ca.crt", "path": ca.name}]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+
+
+@pytest.mark.parametrize("install", ["certs-base+shim", "certs-ha+shim+other-group"])
+def test_shim_certificate_names_the_extender_url_and_its_ca_is_the_installs(
+    installs: dict[str, list[Doc]], install: str
+) -> None:
+    docs = installs[install]
+    volume = next(
+        v
+        for v in one(docs, "Deployment", "dra-scheduler-shim")["spec"]["template"]["spec"][
+            "volumes"
+        ]
+        if "secret" in v
+    )
+    secret = one(docs, "Secret", volume["secret"]["secretName"])
+    assert secret["type"] == "kubernetes.io/tls"
+    assert (
+        secret["metadata"]["namespace"]
+        == one(docs, "Service", "dra-scheduler-shim")["metadata"]["namespace"]
+    )
+    cert = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    host = re.sub(
+        r"^https://([^:/]+).*$", r"\1", scheduler_config(docs)["extenders"][0]["urlPrefix"]
+    )
+    assert host in names.get_values_for_type(x509.DNSName)
+    ca = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["ca.crt"]))
+    cert.verify_directly_issued_by(ca)
+    [bundle] = {a["spec"]["caBundle"] for a in of_kind(docs, "APIService")}
+    assert base64.b64decode(bundle) == base64.b64decode(secret["data"]["ca.crt"])
+
+
+def test_certs_script_with_the_shim_writes_only_ignored_files(tmp_path: Path) -> None:
+    out = tmp_path / "certs"
+    make_certs(out, "--scheduler-shim")
+    written = sorted(p.name for p in out.iterdir())
+    assert {"shim-tls.crt", "shim-tls.key", "shim-secret.yaml"} <= set(written)
+    assert (out / "shim-tls.key").stat().st_mode & 0o077 == 0
+    assert (out / "shim-secret.yaml").stat().st_mode & 0o077 == 0
+    paths = [f"certs/{name}" for name in written]
+    ignored = subprocess.run(
+        ["git", "check-ignore", *paths], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert sorted(ignored.stdout.split()) == sorted(paths)

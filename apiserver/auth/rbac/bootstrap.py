@@ -7,8 +7,9 @@ holding the rules for the kinds this server serves; ``system:basic-user`` (the s
 ``system:discovery`` and ``system:public-info-viewer`` (the non-resource URLs) bound to
 ``system:authenticated`` (the last also to ``system:unauthenticated``).
 
-``dra-scheduler-shim`` holds what the scheduler shim needs (ask AllocationReview, write
-claim status, read devices, bind pods, release reservations); it is bound to no one.
+``dra-scheduler-shim`` holds exactly the calls the scheduler shim makes (read a pod and bind
+it, read and watch claims and write their status, ask AllocationReview, look devices up,
+release its reservation); it is bound to no one.
 
 ResourcePoolStatusRequests are left out of the aggregated roles on purpose: KEP-5677 keeps
 them out of admin/edit/view (they expose infrastructure); grant them explicitly, e.g. with
@@ -185,13 +186,15 @@ def cluster_roles(group: str) -> list[JSON]:
         cluster_role(
             SCHEDULER_SHIM,
             [
-                _rule(["create"], [group], ["allocationreviews"]),
-                _rule(["get", "delete"], [group], ["devicereservations"]),
-                _rule(READ, [group], ["devices"]),
-                _rule(READ, [dra], ["resourceclaims"]),
-                _rule(["get", "update", "patch"], [dra], ["resourceclaims/status"]),
-                _rule(READ, [""], ["pods"]),
+                # The order and the rules of manifests/components/scheduler-shim: the
+                # calls apiserver/shim makes, no more.
+                _rule(["get"], [""], ["pods"]),
                 _rule(["create"], [""], ["pods/binding"]),
+                _rule(READ, [dra], ["resourceclaims"]),
+                _rule(["update"], [dra], ["resourceclaims/status"]),
+                _rule(["create"], [group], ["allocationreviews"]),
+                _rule(["list"], [group], ["devices"]),
+                _rule(["delete"], [group], ["devicereservations"]),
             ],
         ),
         cluster_role(
