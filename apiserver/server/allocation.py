@@ -107,6 +107,11 @@ class AllocationService:
         revision, and the pool index has absorbed the view."""
         revision = await self.store.current_revision()
         sources = self.cluster.own_sources()
+        for source in sources:
+            if source.revision < revision:
+                # A source of a kind nobody wrote lately knows of the newer revisions only
+                # from the store's progress reports: ask for one now.
+                source.request_progress()
         deadline = time.monotonic() + CATCH_UP_SECONDS
         while any(s.revision < revision for s in sources):
             if time.monotonic() > deadline:

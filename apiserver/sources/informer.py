@@ -90,6 +90,9 @@ class Informer:
     def revision(self) -> int:
         return self._revision
 
+    def request_progress(self) -> None:
+        """Nothing to ask by default: the revision moves with events and bookmarks."""
+
     def get(self, key: str) -> JSON | None:
         return self.cache.get(key)
 

@@ -58,6 +58,11 @@ class Source(Protocol):
         """The newest revision the cache is known to reflect (events and bookmarks)."""
         ...
 
+    def request_progress(self) -> None:
+        """Ask for the revision to be brought up to date now rather than at the next periodic
+        progress report (a reader about to wait for a revision calls it); it may do nothing."""
+        ...
+
     def get(self, key: str) -> JSON | None:
         """The cached object under ``key`` (``name``, or ``namespace/name``)."""
         ...

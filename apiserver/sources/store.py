@@ -6,12 +6,15 @@ revision seen. 410 Gone (``RevisionCompactedError``) means the history the watch
 gone: list again, and tell handlers the difference. Any other storage failure is retried
 after an exponential backoff, resuming the watch where it stopped (the loop is
 ``Informer``'s). When the watch is idle, its progress (the store's bookmarks) advances the
-source's revision.
+source's revision: read every ``progress_interval``, and at once when the backend reports
+progress or a reader asks (``request_progress``), so that a reader waiting for the store's
+current revision does not wait for the next interval.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from ..storage import RevisionCompactedError, StorageError, Store, Watch
 from ..tasks import BackgroundTask
@@ -39,6 +42,8 @@ class StoreSource(Informer):
         self.prefix = prefix
         self.page_size = page_size
         self.progress_interval = progress_interval
+        self._current: Watch | None = None
+        self._progress_due = asyncio.Event()
 
     async def _list(self) -> None:
         items: list[JSON] = []
@@ -55,8 +60,16 @@ class StoreSource(Informer):
             start = page.items[-1].key + "\x00"
         self._replace(items, revision)
 
+    def request_progress(self) -> None:
+        watch = self._current
+        if watch is not None:
+            watch.request_progress()  # the etcd backend asks etcd; the others know already
+            self._progress_due.set()
+
     async def _watch(self) -> bool:
         watch = self.store.watch(self.prefix, self.revision)
+        watch.on_progress = self._progress_due.set
+        self._current = watch
         follower = BackgroundTask(
             f"source {self.name} progress", lambda: self._follow_progress(watch), log
         )
@@ -69,13 +82,17 @@ class StoreSource(Informer):
                     delivered = True
                     self.backoff.reset()
         finally:
+            self._current = None
             await follower.close()
             await watch.close()
         return delivered
 
     async def _follow_progress(self, watch: Watch) -> None:
         while True:
-            await asyncio.sleep(self.progress_interval)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.progress_interval):
+                    await self._progress_due.wait()
+            self._progress_due.clear()
             progress = watch.progress()
             if progress is not None:
                 self._progress(progress)

@@ -126,6 +126,29 @@ async def test_progress_advances_the_revision_while_idle(
     await eventually(lambda: src.revision >= other.revision)
 
 
+async def test_a_reader_asking_for_progress_does_not_wait_for_the_interval(
+    store: SQLiteStore,
+) -> None:
+    """A reader about to wait for the store's revision (a consistent allocation review) asks
+    the idle source for progress: it arrives now, not at the next periodic report."""
+    src = StoreSource(store, PREFIX, name="resourceslices", progress_interval=3600)
+    await src.start()
+    try:
+        await asyncio.wait_for(src.wait_synced(), WAIT)
+        await store.create(key("a"), slice_obj("a", [device("gpu-0")]))
+        await eventually(lambda: src.get("a") is not None, "the watch to be following")
+        other = await store.create("/resource.k8s.io/deviceclasses/x", {"metadata": {"name": "x"}})
+        assert src.revision < other.revision  # nothing of its own moved it
+
+        def asked() -> bool:
+            src.request_progress()
+            return src.revision >= other.revision
+
+        await eventually(asked)
+    finally:
+        await src.close()
+
+
 class _Flaky:
     """A store whose first ``failures`` lists fail as unavailable."""
 
