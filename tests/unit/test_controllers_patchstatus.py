@@ -196,9 +196,7 @@ async def test_status_and_one_event_per_faulty_selector(cluster: Cluster) -> Non
         cluster.clock.now += 60
         cluster.controller.queue.poke()
         patch = await cluster.patch("faulty")
-        return patch.get("status", {}).get("matchedDevices") == 1 and bool(
-            await cluster.warnings()
-        )
+        return patch.get("status", {}).get("matchedDevices") == 1 and bool(await cluster.warnings())
 
     await eventually(status_and_event_written)
     status = (await cluster.patch("faulty"))["status"]
