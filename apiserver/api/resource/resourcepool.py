@@ -74,8 +74,9 @@ class ResourcePoolStatus(APIModel):
 
 
 class ResourcePool(KindModel):
-    """One device pool's availability, computed by the server and kept current as claims
-    and slices change; read-only. Watch it to see availability move."""
+    """One device pool's availability: the counts a ResourcePoolStatusRequest reports for the
+    pool, computed by the server and kept current as claims and slices change; read-only.
+    Watch it to see availability move."""
 
     spec: ResourcePoolSpec = Field(description="Which pool this is and where its devices are.")
     status: ResourcePoolStatus = Field(description="The pool's availability now.")
