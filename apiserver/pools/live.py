@@ -83,6 +83,8 @@ class LivePools:
         """Rounds of recomputation committed (or found nothing to commit) since start."""
         self.recomputed = 0
         """Pools recomputed since the first full build."""
+        self.update_cpu = 0.0
+        """CPU seconds spent recomputing and committing since the first full build."""
         index.on_change(self._on_change)
 
     # -- lifecycle -----------------------------------------------------------------
@@ -134,7 +136,9 @@ class LivePools:
                 await self._settle()
                 dirty, self._dirty = self._dirty, set()
                 if dirty:
+                    began = time.thread_time()
                     await self._update(dirty)
+                    self.update_cpu += time.thread_time() - began
             finally:
                 self._busy = False
             self.rounds += 1
