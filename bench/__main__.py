@@ -16,6 +16,7 @@ from . import (
     machine,
     mixinsize,
     poolstatus,
+    poolview,
     profile,
     rbacbench,
     report,
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         etcdbench.SECTION,
         deviceview.SECTION,
         poolstatus.SECTION,
+        poolview.SECTION,
         rbacbench.SECTION,
         profile.SECTION,
         allocator.SECTION,
@@ -96,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     if poolstatus.SECTION in wanted:
         pool_outcome = poolstatus.run(log=lambda s: print(s, file=sys.stderr))
         results[poolstatus.SECTION] = poolstatus.render(pool_outcome, date)
+    if poolview.SECTION in wanted:
+        view_cost = poolview.run(log=lambda s: print(s, file=sys.stderr))
+        results[poolview.SECTION] = poolview.render(view_cost, date)
     if rbacbench.SECTION in wanted:
         rbac_settings = rbacbench.Settings(args.rounds, args.seconds, args.warmup)
         rbac_outcome = rbacbench.run(generator, rbac_settings)

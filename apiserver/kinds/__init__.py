@@ -23,6 +23,7 @@ from .rbac import (
 )
 from .resourceclaim import ResourceClaimStrategy
 from .resourceclaimtemplate import ResourceClaimTemplateStrategy
+from .resourcepool import ResourcePoolStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from .resourceslice import ResourceSliceStrategy
 from .resourceslicepatch import ResourceSlicePatchStrategy
@@ -31,10 +32,15 @@ __all__ = ["SystemNamespaces", "standalone_strategies", "strategies"]
 
 
 def strategies(group: str = DRA_GROUP, *, standalone: bool = True) -> list[Strategy[Any]]:
-    """Every kind this server serves: ours in ``group`` (the computed, read-only Device kind
-    among them, served over the device view rather than the store), and in standalone mode
-    the core kinds a cluster would otherwise serve (they keep their upstream groups)."""
-    ours = [*own_strategies(group), DeviceStrategy.for_group(group)]
+    """Every kind this server serves: ours in ``group`` (the computed, read-only Device and
+    ResourcePool kinds among them, served over the device view and the live pool view rather
+    than the store), and in standalone mode the core kinds a cluster would otherwise serve
+    (they keep their upstream groups)."""
+    ours = [
+        *own_strategies(group),
+        DeviceStrategy.for_group(group),
+        ResourcePoolStrategy.for_group(group),
+    ]
     return ours + (standalone_strategies() if standalone else [])
 
 

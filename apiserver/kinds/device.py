@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.resource.computeddevice import Device
-from ..api.resource.views import ALL_NODES, NODE_NAME, NODE_SELECTOR, device_placement
+from ..api.resource.views import placement_text
 from ..machinery.resource import READ_ONLY_VERBS
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
@@ -23,10 +23,7 @@ SHOWN_ENTRIES = 4
 
 
 def _node(obj: dict[str, Any]) -> str:
-    place = device_placement(obj.get("spec") or {})
-    if place.kind == NODE_NAME:
-        return place.node_name or ""
-    return {ALL_NODES: "<all>", NODE_SELECTOR: "<selector>"}.get(place.kind, "")
+    return placement_text(obj.get("spec") or {})
 
 
 def _patched_by(obj: dict[str, Any]) -> str:

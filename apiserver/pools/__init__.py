@@ -7,6 +7,8 @@ devices allocations and reservations hold. ``PoolIndex`` keeps every pool curren
 device view, the slices and the claims, with an in-memory set of reservations, summarizes a
 pool on demand (``PoolSummary``, a ResourcePoolStatusRequest's pool entry) and hands the
 allocator a ``Pools`` snapshot, whose ``reachable(node)`` lists the devices a node reaches.
+``LivePools`` keeps one ResourcePool object per pool current from the index's changes and
+serves them as a readable store (the computed ResourcePool kind).
 """
 
 from .gather import (
@@ -19,7 +21,8 @@ from .gather import (
     fits,
     gather,
 )
-from .index import PoolIndex
+from .index import PoolIndex, PoolListener
+from .live import LivePools
 from .nodes import Node, reaches, selector_matches
 from .snapshot import Pools, PoolState, Reach, pools_from
 from .summary import PoolSummary, clip, summarize, summary_of
@@ -28,10 +31,12 @@ __all__ = [
     "BLOCKING_EFFECTS",
     "DeviceFacts",
     "GatheredPool",
+    "LivePools",
     "Node",
     "Occupancy",
     "PoolIndex",
     "PoolKey",
+    "PoolListener",
     "PoolState",
     "PoolSummary",
     "Pools",

@@ -8,7 +8,9 @@ its cached ``GatheredPool`` and ``PoolSummary`` stale; they are computed when as
 kept until the pool changes again. So a request costs a look-up per pool of the driver,
 plus a recomputation of the pools that changed since they were last asked for.
 ``snapshot`` hands the allocator the same gathered pools and held devices the summaries
-count, so pool status and the allocator never disagree on what is free.
+count, so pool status and the allocator never disagree on what is free. Listeners
+(``on_change``) hear the key of every pool a change touches, so the live pool view
+recomputes those pools and no others.
 
 CPU: the view's first ``reset`` (every device at once) is absorbed on the index's own task in
 chunks that yield to the event loop, commits arriving meanwhile wait for it; ``summaries``
@@ -28,7 +30,7 @@ import asyncio
 import gc
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..api.resource.views import DeviceID, SliceView, dedicated_devices, slice_view
@@ -45,6 +47,10 @@ log = logging.getLogger("apiserver.pools")
 JSON = dict[str, Any]
 CHUNK = 256
 """Devices absorbed between two checks of the time budget."""
+
+PoolListener = Callable[[PoolKey], None]
+"""Told the key of a pool whose slices, devices, allocations or reservations changed (the
+pool may have appeared or vanished); it must be cheap: it runs inside the change."""
 
 
 class _Pool:
@@ -95,11 +101,20 @@ class PoolIndex:
         self._wakeup = asyncio.Event()
         self._absorbed = asyncio.Event()
         self._task = BackgroundTask("pool index", self._run, log)
+        self._listeners: list[PoolListener] = []
         self.longest_absorb = 0.0
         """The longest stretch absorbing a reset held the event loop, in seconds."""
         slices.add_handler(self._on_slice)
         claims.add_handler(self._on_claim)
         view.subscribe(self)
+
+    def on_change(self, listener: PoolListener) -> None:
+        """Tell ``listener`` the key of every pool that changes from now on."""
+        self._listeners.append(listener)
+
+    def _changed(self, key: PoolKey) -> None:
+        for listener in self._listeners:
+            listener(key)
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -125,6 +140,12 @@ class PoolIndex:
         await self._absorbed.wait()
 
     # -- reading -----------------------------------------------------------------
+
+    def pool_keys(self) -> list[PoolKey]:
+        """Every pool that has at least one slice, by driver then pool name."""
+        return [
+            (driver, pool) for driver in sorted(self._by_driver) for pool in self.pool_names(driver)
+        ]
 
     def pool_names(self, driver: str) -> list[str]:
         """The driver's pools, sorted by name."""
@@ -261,6 +282,7 @@ class PoolIndex:
                 if self._reset is not states:
                     return  # another reset came: start over with it
                 began = time.perf_counter()
+        changed = [*self._pools, *(key for key in fresh if key not in self._pools)]
         for key, entry in list(self._pools.items()):
             entry.devices = fresh.pop(key, {})
             entry.stale()
@@ -268,6 +290,8 @@ class PoolIndex:
         for key, devices in fresh.items():
             entry = self._pools.setdefault(key, _Pool())
             entry.devices = devices
+        for key in changed:
+            self._changed(key)
         self._reset = None
         buffered, self._buffered = self._buffered, []
         for commit in buffered:
@@ -279,6 +303,7 @@ class PoolIndex:
         entry = self._pools.setdefault(key, _Pool())
         entry.devices[name] = facts
         entry.stale()
+        self._changed(key)
 
     def _remove_device(self, state: DeviceState) -> None:
         key = _key(state)
@@ -286,6 +311,7 @@ class PoolIndex:
         if entry is not None and entry.devices.pop(state.name, None) is not None:
             entry.stale()
             self._drop_if_empty(key, entry)
+            self._changed(key)
 
     # -- slices ----------------------------------------------------------------------
 
@@ -299,6 +325,7 @@ class PoolIndex:
                 if not entry.slices:
                     self._unlist(old.key)
                 self._drop_if_empty(old.key, entry)
+                self._changed(old.key)
         if event.type is EventType.DELETED:
             return
         facts = slice_view(event.obj)
@@ -308,6 +335,7 @@ class PoolIndex:
         entry = self._pools.setdefault(facts.key, _Pool())
         entry.slices[facts.name] = facts
         entry.stale()
+        self._changed(facts.key)
         pools = self._by_driver.setdefault(facts.driver, set())
         if facts.pool not in pools:
             pools.add(facts.pool)
@@ -355,6 +383,7 @@ class PoolIndex:
         entry = self._pools.get(key)
         if entry is not None:
             entry.summary = None
+            self._changed(key)
 
 
 def _key(state: DeviceState) -> PoolKey:

@@ -45,6 +45,7 @@ from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .modes import build_cluster, check_upstream, stored_kinds
 from .poolstatus import PoolStatusOptions, PoolStatusService
+from .poolview import PoolViewOptions, PoolViewService
 from .protocol import BoundedHttpToolsProtocol
 from .rbac import RBACPolicy, RBACService
 from .startup import AnnouncingServer, announcement, bind
@@ -265,13 +266,19 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         # The allocator reads the same pools as pool status would: one index either way.
         pools = PoolIndex(devices.view, cluster.sources.slices, cluster.sources.claims)
         services.append(PoolIndexService(pools))
+    pool_view = PoolViewService(
+        pools,
+        options.group,
+        PoolViewOptions(window=options.watch_history, window_bytes=options.watch_history_mib * MIB),
+    )
+    services.append(pool_view)
     allocation = AllocationService(cluster, pools, reservations, store)
     for resource in cluster.served():
         if isinstance(resource.strategy, AllocationReviewStrategy):
             resource.strategy.answer_with(allocation.review)
     server = APIServer(
         store,
-        [*cluster.served(), *devices.served()],
+        [*cluster.served(), *devices.served(), *pool_view.served()],
         options.settings,
         services=services,
         metrics=metrics,

@@ -170,6 +170,7 @@ def test_serves_only_our_kinds(aggregated: ServerProcess) -> None:
             "allocationreviews",
             "devicereservations",
             "devices",
+            "resourcepools",
             "resourceslicepatches",
             "resourcepoolstatusrequests",
         )

@@ -78,6 +78,7 @@ def test_resource_list_of_a_group_version(discovery: Discovery) -> None:
         "allocationreviews",
         "devicereservations",
         "devices",
+        "resourcepools",
         "resourceslicepatches",
         "resourceslicepatches/status",
     }
@@ -97,6 +98,9 @@ def test_a_read_only_resource_offers_get_list_and_watch(discovery: Discovery) ->
     devices = next(r for r in doc["resources"] if r["name"] == "devices")
     assert devices["kind"] == "Device"
     assert devices["verbs"] == ["get", "list", "watch"]
+    pools = next(r for r in doc["resources"] if r["name"] == "resourcepools")
+    assert (pools["kind"], pools["namespaced"]) == ("ResourcePool", False)
+    assert pools["verbs"] == ["get", "list", "watch"]
     aggregated = orjson.loads(discovery.aggregated_apis)
     [group] = aggregated["items"]
     v1alpha3 = next(v for v in group["versions"] if v["version"] == "v1alpha3")

@@ -22,6 +22,11 @@ from .device import ATOMIC, DeviceAttribute, DeviceCapacity, DeviceCounterConsum
 from .resourceslice import ResourcePool
 
 
+class DevicePool(ResourcePool):
+    """The pool of a device, as its slice describes it (named apart from the ResourcePool
+    kind served in the same group-version)."""
+
+
 class DevicePatchReference(APIModel):
     """A ResourceSlicePatch that matches the device, in the order patches take precedence."""
 
@@ -61,7 +66,7 @@ class DeviceSpec(APIModel):
     """The device after mixins and patches, and where it comes from."""
 
     driver: str = Field(description="The DRA driver that publishes the device.")
-    pool: ResourcePool = Field(description="The pool of the device, as its slice describes it.")
+    pool: DevicePool = Field(description="The pool of the device, as its slice describes it.")
     resource_slice_name: str = Field(description="The ResourceSlice that publishes the device.")
     device: str = Field(description="The name of the device within its pool.")
     node_name: str | None = Field(

@@ -88,6 +88,17 @@ def device_placement(device: JSON) -> Placement:
     return placement(device, DEVICE_PLACEMENTS)
 
 
+def placement_text(fields: JSON) -> str:
+    """Where a device or pool is, for a NODE column: the node's name, ``<all>``,
+    ``<selector>``, ``<per-device>``, or empty."""
+    if fields.get(PER_DEVICE) is True:
+        return "<per-device>"
+    place = device_placement(fields)
+    if place.kind == NODE_NAME:
+        return place.node_name or ""
+    return {ALL_NODES: "<all>", NODE_SELECTOR: "<selector>"}.get(place.kind, "")
+
+
 def counters(raw: Any) -> Counters:
     """A ``counters`` map ({name: {value: quantity}}) in nano units, sorted by name."""
     out = []

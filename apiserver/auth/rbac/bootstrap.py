@@ -13,7 +13,11 @@ release its reservation); it is bound to no one.
 
 ResourcePoolStatusRequests are left out of the aggregated roles on purpose: KEP-5677 keeps
 them out of admin/edit/view (they expose infrastructure); grant them explicitly, e.g. with
-the KEP's ``pool-status-reader`` ClusterRole.
+the KEP's ``pool-status-reader`` ClusterRole. The computed ResourcePools (the same counts,
+read-only) are in ``view`` as the computed Devices are: both are cluster-scoped, so only a
+ClusterRoleBinding to ``view`` (or ``edit``/``admin``) grants them, and such a binding can
+already read every ResourceSlice and every ResourceClaim the counts are made of; a
+RoleBinding in one namespace grants neither.
 
 Reconciling (``reconcile_role``/``reconcile_binding``): an object that is missing is
 created; one that carries ``rbac.authorization.kubernetes.io/autoupdate: "true"`` gets back
@@ -90,7 +94,7 @@ def cluster_role_binding(name: str, role: str, groups: list[str]) -> JSON:
 def cluster_roles(group: str) -> list[JSON]:
     """The bootstrap ClusterRoles; ``group`` is where this server's own kinds are served."""
     dra = "resource.k8s.io"
-    ours = ["resourceslicepatches", "devices"]
+    ours = ["resourceslicepatches", "devices", "resourcepools"]
     claims = ["resourceclaims", "resourceclaimtemplates"]
     return [
         cluster_role(
