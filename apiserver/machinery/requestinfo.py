@@ -17,13 +17,18 @@ class RequestInfo:
 
 
 _WATCH_VALUES = ("true", "1")
+NAMESPACE_SUBRESOURCES = ("status", "finalize")
+"""After ``namespaces/<name>``, these name a subresource of that Namespace, not a resource
+in it (as Kubernetes parses them)."""
 
 
 def parse_request(method: str, segments: list[str], *, watch_param: str | None) -> RequestInfo:
     """``segments`` are the path parts after ``/apis/<group>/<version>`` (or ``/api/v1``)."""
     parts = list(segments)
     namespace = None
-    if len(parts) >= 3 and parts[0] == "namespaces":
+    if len(parts) >= 3 and parts[0] == "namespaces" and not (
+        len(parts) == 3 and parts[2] in NAMESPACE_SUBRESOURCES
+    ):
         namespace = parts[1]
         parts = parts[2:]
     if namespace == "" or not parts or len(parts) > 3 or any(not p for p in parts):

@@ -43,6 +43,19 @@ def test_create_get_and_select_namespaces(server: ServerProcess) -> None:
     assert "metadata.name" in bad.stderr
 
 
+def test_a_namespace_status_is_its_own_subresource(server: ServerProcess) -> None:
+    """``namespaces/<name>/status`` is the Namespace's status, not a resource named status
+    in that namespace: kubectl's --subresource=status patch writes a condition."""
+    name = unique("cond")
+    server.kubectl("create", "ns", name)
+    condition = {"type": "Example", "status": "True", "reason": "Set", "message": "by a test"}
+    patch = orjson.dumps({"status": {"conditions": [condition]}}).decode()
+    server.kubectl("patch", "ns", name, "--subresource=status", "--type=merge", "-p", patch)
+    obj = orjson.loads(server.kubectl("get", "namespace", name, "-o", "json").stdout)
+    assert obj["status"]["conditions"] == [condition]
+    assert obj["status"]["phase"] == "Active"
+
+
 def test_namespace_is_terminating_while_a_finalizer_holds_it(server: ServerProcess) -> None:
     name = unique("held")
     manifest = {

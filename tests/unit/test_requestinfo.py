@@ -56,6 +56,19 @@ RSP = "resourceslicepatches"
         # The namespaces resource itself, not a namespace scope.
         ("GET", ["namespaces"], None, RequestInfo("list", "namespaces")),
         ("GET", ["namespaces", "ns1"], None, RequestInfo("get", "namespaces", name="ns1")),
+        # A Namespace's own subresources, not resources in the namespace.
+        (
+            "PUT",
+            ["namespaces", "ns1", "status"],
+            None,
+            RequestInfo("update", "namespaces", None, "ns1", "status"),
+        ),
+        (
+            "PUT",
+            ["namespaces", "ns1", "finalize"],
+            None,
+            RequestInfo("update", "namespaces", None, "ns1", "finalize"),
+        ),
     ],
 )
 def test_parse_request(
