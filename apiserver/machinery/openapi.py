@@ -263,27 +263,30 @@ _LIST_PARAMS = [
 _ERROR_TEXT = {
     "400": "BadRequest: a malformed body or query parameter",
     "401": "Unauthorized",
-    "404": "NotFound",
+    "403": "Forbidden: the user may not do this (authorization), or a policy refuses it (e.g."
+    " deleting a system namespace, creating in a terminating one)",
+    "404": "NotFound (for a create: the namespace does not exist)",
     "406": "NotAcceptable: no representation in the Accept header can be served",
     "409": "Conflict or AlreadyExists (a stale resourceVersion, a failed precondition, an"
     " apply conflict)",
     "410": "Expired: the resourceVersion or continue token is older than the kept history",
     "413": "RequestEntityTooLarge: the body is over 3 MiB",
     "415": "UnsupportedMediaType: the body is in a media type the operation does not take",
-    "422": "Invalid: the object or the options fail validation, with a cause per field",
+    "422": "Invalid: the object or the options fail validation (e.g. sendInitialEvents"
+    " without watch), with a cause per field",
     "429": "TooManyRequests: over the per-user creation limit; see Retry-After",
 }
 _BODY_ERRORS = ("413", "415")
 _ERRORS: dict[str, tuple[str, ...]] = {
     # What each action answers besides success (server failures, 5xx, aside). Every request
-    # may get 400 for a bad query parameter and 401; every answer is negotiated (406).
-    "get": ("400", "401", "404", "406"),
-    "list": ("400", "401", "404", "406", "410"),
-    "post": ("400", "401", "406", "409", *_BODY_ERRORS, "422"),
-    "put": ("400", "401", "404", "406", "409", *_BODY_ERRORS, "422"),
-    "patch": ("400", "401", "404", "406", "409", *_BODY_ERRORS, "422"),
-    "delete": ("400", "401", "404", "406", "409", *_BODY_ERRORS, "422"),
-    "deletecollection": ("400", "401", "404", "406", "410", *_BODY_ERRORS, "422"),
+    # may get 400 for a bad query parameter, 401 and 403; every answer is negotiated (406).
+    "get": ("400", "401", "403", "404", "406"),
+    "list": ("400", "401", "403", "404", "406", "410", "422"),  # 422: options that clash
+    "post": ("400", "401", "403", "404", "406", "409", *_BODY_ERRORS, "422"),
+    "put": ("400", "401", "403", "404", "406", "409", *_BODY_ERRORS, "422"),
+    "patch": ("400", "401", "403", "404", "406", "409", *_BODY_ERRORS, "422"),
+    "delete": ("400", "401", "403", "404", "406", "409", *_BODY_ERRORS, "422"),
+    "deletecollection": ("400", "401", "403", "404", "406", "410", *_BODY_ERRORS, "422"),
 }
 _SUCCESS: dict[str, tuple[str, ...]] = {"post": ("201",), "patch": ("200", "201")}
 """Success codes other than 200: a create answers 201, as does an apply that creates."""

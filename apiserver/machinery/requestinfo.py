@@ -26,8 +26,10 @@ def parse_request(method: str, segments: list[str], *, watch_param: str | None) 
     """``segments`` are the path parts after ``/apis/<group>/<version>`` (or ``/api/v1``)."""
     parts = list(segments)
     namespace = None
-    if len(parts) >= 3 and parts[0] == "namespaces" and not (
-        len(parts) == 3 and parts[2] in NAMESPACE_SUBRESOURCES
+    if (
+        len(parts) >= 3
+        and parts[0] == "namespaces"
+        and not (len(parts) == 3 and parts[2] in NAMESPACE_SUBRESOURCES)
     ):
         namespace = parts[1]
         parts = parts[2:]
