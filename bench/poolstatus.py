@@ -49,7 +49,7 @@ from apiserver.pools import device_facts, summarize
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.server.poolstatus import PoolStatusService
-from apiserver.sources import SourceEvent, StoreSource
+from apiserver.sources import Source, SourceEvent, StoreSource
 from apiserver.storage.cacher import WatchCache
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.waiting import eventually
@@ -221,9 +221,8 @@ async def _timed_lists(store: WatchCache, prefixes: list[str]) -> float:
     return statistics.median(rounds)
 
 
-def _from_scratch(services: tuple[DeviceViewService, PoolStatusService]) -> float:
+def _from_scratch(devices: DeviceViewService, claims: Source) -> float:
     """Every pool summarized from the view, the slices and the claims, without the index."""
-    devices, pools = services
     began = time.perf_counter()
     slices: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for obj in devices.slices.items():
@@ -234,7 +233,7 @@ def _from_scratch(services: tuple[DeviceViewService, PoolStatusService]) -> floa
     for state in devices.view.devices():
         members[(state.driver, state.pool_name)].append(device_facts(state))
     allocated: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for claim in pools.claims.items():
+    for claim in claims.items():
         for device in dedicated_devices(claim):
             allocated[(device.driver, device.pool)].add(device.device)
     summaries = [
@@ -297,15 +296,17 @@ async def _measure(pools: int, log: Callable[[str], Any]) -> Size:
                     for j in range(churn):
                         i = (r * churn + j) % pools
                         await _reallocate(claims, i)
-                    await _settled(service, store)
+                    await _settled(cluster.sources.claims, store)
                     latencies.append(await ask(f"warm-{r}"))
             gap = ticker.worst
         list_store = await _timed_lists(store, [slice_prefix, claim_prefix])
         began = time.perf_counter()
-        copies = [devices.slices.items(), service.claims.items()]
+        copies = [devices.slices.items(), cluster.sources.claims.items()]
         list_informers = time.perf_counter() - began
         assert sum(len(c) for c in copies) == 2 * pools
-        scratch = statistics.median(_from_scratch((devices, service)) for _ in range(3))
+        scratch = statistics.median(
+            _from_scratch(devices, cluster.sources.claims) for _ in range(3)
+        )
         status = answers.statuses["warm-0"]
         stored = await requests.get(None, "warm-0")
         if status["totalMatchingPools"] != pools:
@@ -343,11 +344,11 @@ async def _reallocate(claims: Registry, i: int) -> None:
     await StatusSubresource(claims).update("default", name, again, WriteOptions())
 
 
-async def _settled(service: PoolStatusService, store: WatchCache) -> None:
+async def _settled(claims: Source, store: WatchCache) -> None:
     """Until the claim informer has seen the store's latest write (as a user would wait)."""
     target = await store.current_revision()
     await eventually(
-        lambda: service.claims.revision >= target,
+        lambda: claims.revision >= target,
         "the claim informer to catch up",
         timeout=120,
         interval=0.001,

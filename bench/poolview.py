@@ -156,9 +156,9 @@ async def _measure(log: Callable[[str], Any]) -> Outcome:
         view_cpu = (view.pools.update_cpu - view_began) / CHANGES
         log(f"  {CHANGES} changes: p50 {_pct(latencies, 0.5) * 1000:.2f} ms")
         one_pool = _one_pool_indexed(devices, service, "node-00000")
-        # The from-scratch summary of every pool reads the claims from the index's source.
-        scratch_inputs: Any = (devices, service.index)
-        all_pools = statistics.median(_from_scratch(scratch_inputs) for _ in range(3))
+        all_pools = statistics.median(
+            _from_scratch(devices, cluster.sources.claims) for _ in range(3)
+        )
         follower.cancel()
         for part in (view, service, devices, cluster):
             await part.close()
