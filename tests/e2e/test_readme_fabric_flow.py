@@ -13,9 +13,11 @@ failed, the pod was bound to node-2, the device attached there moved into node-2
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fcntl
 import os
+import re
 import ssl
 import sys
 import tempfile
@@ -142,11 +144,15 @@ def test_the_fabric_flow_section_runs(checkout: ServerProcess, terminals: list[T
     env = _environment(workdir, workdir.parent / "bin")
 
     # The first block: each process in its own terminal, ready before the next one starts.
+    started: dict[str, Terminal] = {}
     for at, line in enumerate(processes):
         terminal = Terminal(line, workdir, env, workdir / f"terminal-{at}.log")
         terminals.append(terminal)
+        started[line] = terminal
         wait_for(_ready(line, workdir, terminal), line, timeout=60)
-    since = (_get(checkout, CLAIMS) or {})["metadata"]["resourceVersion"]
+    claims = _get(checkout, CLAIMS)
+    assert claims is not None
+    since = claims["metadata"]["resourceVersion"]
 
     # The second block, as pasted into an interactive shell (which expands aliases).
     script = "set -euo pipefail\nshopt -s expand_aliases\n" + second
@@ -161,10 +167,18 @@ def test_the_fabric_flow_section_runs(checkout: ServerProcess, terminals: list[T
     assert "resourceclaim.resource.k8s.io/fpga created" in shell.output()
 
     # What the prose says happened: node-1's attach failed, the pod went to node-2.
-    pod = _get(checkout, "/api/v1/namespaces/default/pods/fpga-job")
-    assert pod is not None
-    assert pod["spec"]["nodeName"] == "node-2"
+    def bound() -> str | None:
+        pod = _get(checkout, "/api/v1/namespaces/default/pods/fpga-job")
+        return pod["spec"].get("nodeName") if pod else None
+
+    assert wait_for(bound, "the pod to be bound", timeout=60) == "node-2"
     assert "node-2" in checkout.kubectl("get", "pod", "fpga-job", "-o", "wide").stdout
+    [scheduler] = [t for line, t in started.items() if "apiserver schedule" in line]
+    first_try = re.search(r"binding to node-1 \(scores (\{.*\})\)", scheduler.output())
+    assert first_try is not None, scheduler.output()
+    scores = ast.literal_eval(first_try.group(1))  # the five nodes, all equal
+    assert sorted(scores) == [f"node-{n}" for n in range(1, 6)]
+    assert len(set(scores.values())) == 1, scores
     history(
         checkout,
         "default",
