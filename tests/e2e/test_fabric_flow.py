@@ -14,15 +14,24 @@ them in name order, one further per attempt, so a pod's first try is node-a.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-import orjson
 import pytest
 import yaml
 
 from devtools.waiting import wait_for
 
+from .claim_history import (
+    IS_ATTACHED,
+    NEEDS_ATTACHING,
+    cleared,
+    conditions,
+    failed_on,
+    history,
+    then,
+    waiting_on,
+)
 from .harness import (
     REPO,
     ControllerProcess,
@@ -42,9 +51,6 @@ OK, FLAKY, ORPHAN, RESTART = (
     "orphan.example.com",
     "restart.example.com",
 )
-NEEDS_ATTACHING = "kubernetes.io/needs-attaching"
-IS_ATTACHED = "kubernetes.io/is-attached"
-ATTACH_FAILED = "kubernetes.io/attach-failed"
 ATTACH_TIMEOUT = "6"
 LATENCY = "0.2"
 OWN = "composable.example.com"
@@ -170,63 +176,6 @@ def _bound(server: ServerProcess, pod: str) -> str:
     return node
 
 
-def _history(
-    server: ServerProcess, claim: str, since: str, until: Callable[[list[JSON]], bool]
-) -> list[JSON]:
-    """The claim's statuses, in order, from resourceVersion ``since`` on (a watch replays
-    them), read until ``until`` holds for what was read."""
-    seen: list[JSON] = []
-    params = {
-        "watch": "true",
-        "resourceVersion": since,
-        "fieldSelector": f"metadata.name={claim}",
-        "timeoutSeconds": "60",
-    }
-    path = f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims"
-    with server.client() as client, client.stream("GET", path, params=params) as answer:
-        for line in answer.iter_lines():
-            event = orjson.loads(line)
-            if event["type"] in ("ADDED", "MODIFIED"):
-                seen.append(event["object"].get("status") or {})
-                if until(seen):
-                    return seen
-    raise AssertionError(f"the claim's history never got there: {seen}")
-
-
-def _conditions(entry: JSON) -> dict[str, str]:
-    return {c["type"]: c["status"] for c in entry.get("conditions") or []}
-
-
-def _waiting_on(node: str) -> Callable[[JSON], bool]:
-    """An allocated status with the device asked to be attached to ``node``, not yet done."""
-
-    def test(status: JSON) -> bool:
-        entries = status.get("devices") or []
-        return bool(status.get("allocation")) and any(
-            e.get("nodeName") == node and _conditions(e) == {NEEDS_ATTACHING: "True"}
-            for e in entries
-        )
-
-    return test
-
-
-def _cleared(status: JSON) -> bool:
-    return not any(status.get(k) for k in ("allocation", "reservedFor", "devices"))
-
-
-def _then(*steps: Callable[[JSON], bool]) -> Callable[[list[JSON]], bool]:
-    """True once the history shows each step, in this order."""
-
-    def test(history: list[JSON]) -> bool:
-        at = 0
-        for status in history:
-            if at < len(steps) and steps[at](status):
-                at += 1
-        return at == len(steps)
-
-    return test
-
-
 # -- the flow ------------------------------------------------------------------------------
 
 
@@ -242,10 +191,10 @@ def test_a_claim_only_a_fabric_device_fits_is_attached_then_bound(server: Server
     assert (result["driver"], result["pool"]) == (OK, "fabric-attach")
     [entry] = status["devices"]
     assert entry["nodeName"] == node
-    assert _conditions(entry) == {NEEDS_ATTACHING: "True", IS_ATTACHED: "True"}
+    assert conditions(entry) == {NEEDS_ATTACHING: "True", IS_ATTACHED: "True"}
     assert [r["name"] for r in status["reservedFor"]] == [pod]
     # The shim waited: the claim was allocated and asked for the attach before it was done.
-    _history(server, claim, since, _then(_waiting_on(node)))
+    history(server, NS, claim, since, then(waiting_on(node)))
 
     def moved() -> JSON | None:
         local = _get(server, "/apis/resource.k8s.io/v1/resourceslices")["items"]
@@ -272,21 +221,15 @@ def test_an_attach_failing_on_node_a_lands_the_pod_on_node_b(server: ServerProce
     status = _claim(server, claim)["status"]
     [entry] = status["devices"]  # node-a's entry went with its allocation
     assert entry["nodeName"] == "node-b"
-    assert _conditions(entry)[IS_ATTACHED] == "True"
+    assert conditions(entry)[IS_ATTACHED] == "True"
     assert [r["name"] for r in status["reservedFor"]] == [pod]
 
-    def failed_on_a(status: JSON) -> bool:
-        entries = status.get("devices") or []
-        return any(
-            e["nodeName"] == "node-a" and _conditions(e).get(ATTACH_FAILED) == "True"
-            for e in entries
-        )
-
-    _history(
+    history(
         server,
+        NS,
         claim,
         since,
-        _then(_waiting_on("node-a"), failed_on_a, _cleared, _waiting_on("node-b")),
+        then(waiting_on("node-a"), failed_on("node-a"), cleared, waiting_on("node-b")),
     )
 
 
@@ -322,8 +265,8 @@ def test_without_a_controller_the_attach_times_out_and_the_claim_is_cleared(
         timeout=60,
     )
 
-    history = _history(server, claim, since, _then(_waiting_on("node-a"), _cleared))
-    assert _cleared(history[-1])
+    seen = history(server, NS, claim, since, then(waiting_on("node-a"), cleared))
+    assert cleared(seen[-1])
     assert "nodeName" not in _pod(server, pod)["spec"]
     server.kubectl("delete", "pod", pod, "--wait=false")
 
@@ -337,7 +280,7 @@ def test_a_shim_restarted_during_the_attach_wait_still_binds_the_pod(
     controller.stop()
     pod, claim, _ = _pod_with_claim(server, RESTART, "r")
     wait_for(
-        lambda: _waiting_on("node-a")(_claim(server, claim).get("status") or {}),
+        lambda: waiting_on("node-a")(_claim(server, claim).get("status") or {}),
         "the attach request",
     )
 
@@ -352,7 +295,7 @@ def test_a_shim_restarted_during_the_attach_wait_still_binds_the_pod(
     status = _claim(server, claim)["status"]
     [entry] = status["devices"]
     assert entry["nodeName"] == node
-    assert _conditions(entry)[IS_ATTACHED] == "True"
+    assert conditions(entry)[IS_ATTACHED] == "True"
     assert [r["name"] for r in status["reservedFor"]] == [pod]
     # The bind in flight when the shim went away failed, and the scheduler tried again.
     assert f"pod {NS}/{pod}: binding to node-a failed" in scheduler.process.output()

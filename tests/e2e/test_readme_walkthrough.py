@@ -12,21 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from devtools.apiserver import serve_command
+
 from .harness import REPO, ServerProcess, kubectl_binary, start_server
+from .readme import MAKE_RUN_FLAGS, sh_blocks
 
 SECTION = "## A walk through"
 
 
-def walkthrough_blocks(readme: str) -> list[str]:
-    """The ``sh`` code blocks between the walk-through heading and the next heading."""
-    start = readme.index(SECTION) + len(SECTION)
-    end = readme.find("\n## ", start)
-    section = readme[start : end if end != -1 else None]
-    return re.findall(r"^```sh\n(.*?)^```$", section, flags=re.DOTALL | re.MULTILINE)
-
-
 def test_the_walkthrough_has_no_placeholders() -> None:
-    blocks = walkthrough_blocks((REPO / "README.md").read_text())
+    blocks = sh_blocks(SECTION)
     assert len(blocks) >= 4
     for block in blocks:
         assert "..." not in block, block
@@ -35,16 +30,13 @@ def test_the_walkthrough_has_no_placeholders() -> None:
 @pytest.fixture
 def make_run_server(tmp_path: Path) -> Iterator[ServerProcess]:
     """The settings of ``make run``: pool status and patch status on, the default rate."""
-    proc = start_server(
-        tmp_path / "server",
-        ["--pool-status", "--patch-status", "--pool-status-create-rate", "0.2"],
-    )
+    proc = start_server(tmp_path / "server", MAKE_RUN_FLAGS)
     yield proc
     proc.stop()
 
 
 def test_the_walkthrough_runs(make_run_server: ServerProcess) -> None:
-    blocks = walkthrough_blocks((REPO / "README.md").read_text())
+    blocks = sh_blocks(SECTION)
     script = "set -euo pipefail\n" + "\n".join(blocks)
     bin_dir = Path(kubectl_binary()).parent
     env = {
@@ -65,3 +57,19 @@ def test_the_walkthrough_runs(make_run_server: ServerProcess) -> None:
     # The last step put the demo's patch back: the walk-through ran to its end.
     patch = make_run_server.kubectl("get", "rsp", "node-4-gpu-3-unhealthy", "-o", "name")
     assert patch.stdout.strip().endswith("/node-4-gpu-3-unhealthy")
+
+
+def test_make_run_starts_the_server_the_readme_tests_start() -> None:
+    """The README tests stand in for ``make run`` with ``serve_command`` (its own port and
+    files) and MAKE_RUN_FLAGS: run in the checkout on make run's port, ``serve_command`` is
+    the Makefile's ``run`` recipe word for word, but for the log level."""
+    makefile = (REPO / "Makefile").read_text()
+    recipe = re.search(r"^run:.*\n((?:\t.*\n)+)", makefile, flags=re.MULTILINE)
+    assert recipe is not None
+    words = recipe.group(1).replace("\\\n", " ").split()
+    assert words[:4] == ["$(PY)", "-m", "apiserver", "serve"]
+    assert words[-1] == "$(RUN_ARGS)"
+    stand_in = serve_command(Path("."), 6443)
+    assert stand_in[1:4] == ["-m", "apiserver", "serve"]
+    assert stand_in[-2:] == ["--log-level", "warning"]
+    assert words[4:-1] == stand_in[4:-2]
