@@ -545,12 +545,14 @@ def test_kubectl_with_a_token_the_kube_apiserver_knows(
         f' "mallory" cannot list resource "resourceslicepatches" in API group "{OURS}" at'
         " the cluster scope"
     ) in denied.stderr.splitlines()
-    # The aggregated server's access log names who asked, for kubectl's requests too.
+    # The aggregated server's access log names who asked, for kubectl's requests too (its
+    # list, not the discovery requests kubectl may send first).
     line = wait_for_entry(
         aggregated,
         lambda e: (
             e.get("user", {}).get("username") == "mallory"
             and e.get("userAgent", "").startswith("kubectl")
+            and e.get("resource") == "resourceslicepatches"
         ),
     )
     assert line["resp"] == 403
