@@ -197,8 +197,8 @@ def _bounds(outcome: Outcome) -> list[str]:
     server, bare, raw = (s.rate.median for s in (lst.server, *lst.baselines))
     against_store = "less" if server > raw else "more"
     list_note = (
-        f"Served from the watch cache, not the store: a LIST takes ≈{_us(server) / 1e3:.1f} ms"
-        f" through HTTPS, {against_store} than reading the {outcome.objects:,} rows from SQLite"
+        f"Served from the watch cache, not the store: a LIST costs ≈{_us(server) / 1e3:.1f} ms"
+        f" of the server's time (one over its throughput), {against_store} than reading the {outcome.objects:,} rows from SQLite"
         f" in-process (≈{_us(raw) / 1e3:.1f} ms). Of that, sending"
         f" {outcome.list_bytes / 1e6:.2f} MB over TLS is what bare Starlette spends on the same"
         f" bytes, ≈{_us(bare) / 1e3:.1f} ms; the other"
