@@ -756,7 +756,8 @@ def choice(outcome: Outcome) -> str:
         "### Choice",
         "",
         f"**{chosen}**: the fastest library on {wins} of {len(CASES)} expressions "
-        f"(against the fastest other library: {', '.join(ratios)}); "
+        f"(against the fastest other library: {', '.join(ratios)}; {ExprPythonCallbacks.name}"
+        " is the same library with the Kubernetes functions bound to Python, not a rival); "
         + (
             "the only library that passes every compatibility probe"
             if passing == [chosen]
