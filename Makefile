@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check apiserver devtools tests bench certs examples
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy apiserver
+	$(VENV)/bin/mypy apiserver bench devtools
 
 layers: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from . import (
@@ -74,57 +76,64 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load generator: {generator.description}", file=sys.stderr)
     settings = suite.Settings(rounds=args.rounds, seconds=args.seconds, warmup=args.warmup)
     date = machine.date()
-    results = {
-        "environment": "\n".join(
-            ["## Machine", "", *machine.describe(generator.description, generator.caveat)]
+    report.update(
+        args.output,
+        {
+            "environment": "\n".join(
+                ["## Machine", "", *machine.describe(generator.description, generator.caveat)]
+            )
+        },
+    )
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    def etcd() -> str:
+        outcome = etcdbench.run(
+            generator, etcdbench.Settings(args.rounds, args.seconds, args.warmup)
+        )
+        return etcdbench.render(outcome, generator.description, date)
+
+    def rbac() -> str:
+        outcome = rbacbench.run(
+            generator, rbacbench.Settings(args.rounds, args.seconds, args.warmup)
+        )
+        return rbacbench.render(outcome, generator.description, date)
+
+    measures: dict[str, Callable[[], str]] = {
+        suite.SECTION: lambda: suite.render(
+            suite.run(generator, settings), generator.description, date
         ),
+        celbench.SECTION: lambda: celbench.render(celbench.run(log=log), date),
+        mixinsize.SECTION: lambda: mixinsize.render(mixinsize.run(log=log), date),
+        etcdbench.SECTION: etcd,
+        deviceview.SECTION: lambda: deviceview.render(deviceview.run(log=log), date),
+        poolstatus.SECTION: lambda: poolstatus.render(poolstatus.run(log=log), date),
+        poolview.SECTION: lambda: poolview.render(poolview.run(log=log), date),
+        rbacbench.SECTION: rbac,
+        profile.SECTION: lambda: profile.render(profile.run(generator, log=log), date),
+        allocator.SECTION: lambda: allocator.render(allocator.run(log=log), date),
+        reservations.SECTION: lambda: reservations.render(reservations.run(log=log), date),
+        watchmemory.SECTION: lambda: watchmemory.render(watchmemory.run(log=log), date),
+        tlspeer.SECTION: lambda: tlspeer.render(
+            tlspeer.run(generator, settings), generator.description, date
+        ),
+        shim.SECTION: lambda: shim.render(shim.run(log=log), date),
     }
-    if suite.SECTION in wanted:
-        outcome = suite.run(generator, settings)
-        results[suite.SECTION] = suite.render(outcome, generator.description, date)
-    if celbench.SECTION in wanted:
-        cel_outcome = celbench.run(log=lambda s: print(s, file=sys.stderr))
-        results[celbench.SECTION] = celbench.render(cel_outcome, date)
-    if mixinsize.SECTION in wanted:
-        mixins_outcome = mixinsize.run(log=lambda s: print(s, file=sys.stderr))
-        results[mixinsize.SECTION] = mixinsize.render(mixins_outcome, date)
-    if etcdbench.SECTION in wanted:
-        etcd_settings = etcdbench.Settings(args.rounds, args.seconds, args.warmup)
-        etcd_outcome = etcdbench.run(generator, etcd_settings)
-        results[etcdbench.SECTION] = etcdbench.render(etcd_outcome, generator.description, date)
-    if deviceview.SECTION in wanted:
-        view_outcome = deviceview.run(log=lambda s: print(s, file=sys.stderr))
-        results[deviceview.SECTION] = deviceview.render(view_outcome, date)
-    if poolstatus.SECTION in wanted:
-        pool_outcome = poolstatus.run(log=lambda s: print(s, file=sys.stderr))
-        results[poolstatus.SECTION] = poolstatus.render(pool_outcome, date)
-    if poolview.SECTION in wanted:
-        view_cost = poolview.run(log=lambda s: print(s, file=sys.stderr))
-        results[poolview.SECTION] = poolview.render(view_cost, date)
-    if rbacbench.SECTION in wanted:
-        rbac_settings = rbacbench.Settings(args.rounds, args.seconds, args.warmup)
-        rbac_outcome = rbacbench.run(generator, rbac_settings)
-        results[rbacbench.SECTION] = rbacbench.render(rbac_outcome, generator.description, date)
-    if profile.SECTION in wanted:
-        profiles = profile.run(generator, log=lambda s: print(s, file=sys.stderr))
-        results[profile.SECTION] = profile.render(profiles, date)
-    if allocator.SECTION in wanted:
-        allocator_outcome = allocator.run(log=lambda s: print(s, file=sys.stderr))
-        results[allocator.SECTION] = allocator.render(allocator_outcome, date)
-    if reservations.SECTION in wanted:
-        reservation_outcome = reservations.run(log=lambda s: print(s, file=sys.stderr))
-        results[reservations.SECTION] = reservations.render(reservation_outcome, date)
-    if watchmemory.SECTION in wanted:
-        memory_outcome = watchmemory.run(log=lambda s: print(s, file=sys.stderr))
-        results[watchmemory.SECTION] = watchmemory.render(memory_outcome, date)
-    if tlspeer.SECTION in wanted:
-        tls_outcome = tlspeer.run(generator, settings)
-        results[tlspeer.SECTION] = tlspeer.render(tls_outcome, generator.description, date)
-    if shim.SECTION in wanted:
-        shim_outcome = shim.run(log=lambda s: print(s, file=sys.stderr))
-        results[shim.SECTION] = shim.render(shim_outcome, date)
-    report.update(args.output, results)
+    crashed = []
+    for section in sections:
+        if section not in wanted:
+            continue
+        # Written as soon as measured, so a section that crashes costs only itself.
+        try:
+            report.update(args.output, {section: measures[section]()})
+        except Exception:
+            traceback.print_exc()
+            crashed.append(section)
     print(f"wrote {args.output} in {time.monotonic() - began:.0f} s", file=sys.stderr)
+    if crashed:
+        print(f"crashed, not written: {', '.join(crashed)}", file=sys.stderr)
+        return 1
     return 0
 
 

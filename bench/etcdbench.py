@@ -385,8 +385,11 @@ def render(outcome: Outcome, generator: str, date: str) -> str:
             f" {get_ratio:.0%} of raw gets: the object comes from memory and concurrent reads"
             " share one linearizable revision read against etcd, so a GET costs about what it"
             " costs on SQLite (the HTTP section above): the server's HTTP path bounds it, not"
-            " etcd. Their p99 is longer than on SQLite; where that tail comes from is not"
-            " measured yet.",
+            " etcd. Their p99 can be longer than on SQLite: a GET is a consistent read, so it"
+            " waits until the cache has the events up to etcd's current revision, which takes"
+            " more than one round trip when it lands between a write (the patch status"
+            " controller writes in the background) and that write's watch event; on SQLite the"
+            " current revision is in memory.",
             "",
             "### Watch fan-out through the watch cache",
             "",

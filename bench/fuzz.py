@@ -26,6 +26,7 @@ import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
+from schemathesis.core.result import Err
 
 from . import machine, report
 from .targets import APIServerTarget
@@ -91,6 +92,8 @@ def fuzz_document(
     session.verify = str(target.ca)
     session.headers.update(target.headers)
     for result in schema.get_all_operations():
+        if isinstance(result, Err):  # the document itself is broken: nothing to fuzz
+            raise result.err()
         operation = result.ok()
         outcome.operations += 1
         label = f"{operation.method.upper()} {operation.path}"

@@ -168,7 +168,7 @@ def with_mixins() -> dict[str, Any]:
 
 def expanded() -> dict[str, Any]:
     """The same pool written out in full, without mixins."""
-    devices = []
+    devices: list[dict[str, Any]] = []
     for gpu in range(GPUS):
         for index, (profile, start, size) in enumerate(_partitions()):
             own, slices = _own_parts(gpu, index, start, size)

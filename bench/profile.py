@@ -77,13 +77,6 @@ def _profile(raw: Path, name: str, rate: float) -> Profile:
     return Profile(name, total, shares(own)[:SHOWN], layers[:SHOWN], rate)
 
 
-def server_pid(server: APIServerTarget) -> int:
-    proc = server.process.proc
-    if proc is None:
-        raise RuntimeError("the server is not running")
-    return proc.pid
-
-
 def run(generator: Generator, log: Callable[[str], None]) -> list[Profile]:
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     profiles = []
@@ -108,7 +101,7 @@ def run(generator: Generator, log: Callable[[str], None]) -> list[Profile]:
                         spy,
                         "record",
                         "-p",
-                        str(server_pid(server)),
+                        str(server.pid),
                         "-d",
                         str(SECONDS),
                         "-f",

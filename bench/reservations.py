@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import random
 import statistics
 import sys
@@ -89,7 +90,7 @@ async def _measure(name: str, store: Store) -> Backend:
             held = await service.reserve("node-1", devices, claim, 60)
             await service.release(str(held.metadata.name))
 
-        async def create_delete(i: int) -> None:
+        async def create_delete(i: int, _step: int) -> None:
             body = {
                 "apiVersion": f"{DRA_GROUP}/v1alpha3",
                 "kind": "ResourceSlicePatch",
@@ -103,7 +104,7 @@ async def _measure(name: str, store: Store) -> Backend:
         baseline: list[float] = []
         for i in range(-20, PAIRS):  # alternating, so both see the same machine; 20 warm-up
             pair = await _timed(1, reserve_release)
-            base = await _timed(1, lambda _, n=i + 20: create_delete(n))
+            base = await _timed(1, functools.partial(create_delete, i + 20))
             if i >= 0:
                 mine += pair
                 baseline += base

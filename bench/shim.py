@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import os
 import random
+import ssl
 import statistics
 import sys
 import tempfile
@@ -73,6 +74,9 @@ class ShimTarget:
     def ca(self) -> str:
         return str(self.workdir / "shim-certs" / "ca.crt")
 
+    def ssl_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=self.ca)
+
     def start(self) -> None:
         command = [
             sys.executable,
@@ -90,7 +94,7 @@ class ShimTarget:
             "--log-level",
             "warning",
         ]
-        self.process.start(command, http_probe(f"{self.url}/healthz", lambda: self.ca), 30.0)
+        self.process.start(command, http_probe(f"{self.url}/healthz", self.ssl_context), 30.0)
 
     def stop(self) -> None:
         self.process.stop()
@@ -314,7 +318,9 @@ async def _run_size(server: APIServerTarget, shim_target: ShimTarget, nodes: int
         httpx.AsyncClient(
             base_url=server.url, verify=server.ssl_context(), headers=server.headers, timeout=120
         ) as api,
-        httpx.AsyncClient(base_url=shim_target.url, verify=shim_target.ca, timeout=120) as shim,
+        httpx.AsyncClient(
+            base_url=shim_target.url, verify=shim_target.ssl_context(), timeout=120
+        ) as shim,
     ):
         await _create(api, _objects(nodes))
         latency = await _pods(api, [f"latency-{i:03d}" for i in range(LATENCY_PODS)])

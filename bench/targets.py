@@ -57,6 +57,10 @@ class Target:
     def stop(self) -> None:
         self.process.stop()
 
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
     def client(self) -> httpx.Client:
         return httpx.Client(
             base_url=self.url, verify=self.ssl_context(), headers=self.headers, timeout=30.0
@@ -65,10 +69,13 @@ class Target:
 
 @dataclass
 class APIServerTarget(Target):
-    """This server, started as ``make run`` starts it, on an SQLite file in the work dir."""
+    """This server, started as ``make run`` starts it, on an SQLite file in the work dir;
+    ``extra`` flags go after the usual ones."""
+
+    extra: list[str] = field(default_factory=list)
 
     def command(self) -> list[str]:
-        return serve_command(self.workdir, self.port)
+        return serve_command(self.workdir, self.port, extra=self.extra)
 
     @property
     def token(self) -> str:

@@ -146,11 +146,10 @@ def _kept_alive(
         generator.run(spec)
     for _ in range(settings.rounds):
         for index, (target, spec) in enumerate(zip(targets, specs, strict=True)):
-            assert target.proc is not None
             spec.duration = settings.seconds
-            before = _cpu_seconds(target.proc.pid)
+            before = _cpu_seconds(target.pid)
             result = generator.run(spec)
-            used = _cpu_seconds(target.proc.pid) - before
+            used = _cpu_seconds(target.pid) - before
             if result.errors:
                 raise RuntimeError(f"{target.name}: {result.errors} failed requests")
             series[index].add(result)

@@ -146,14 +146,10 @@ def _settled(server: APIServerTarget, path: str, revision: int) -> None:
 
 def _one_run(mib: int, objects: int, log: Callable[[str], None]) -> Run:
     with tempfile.TemporaryDirectory(prefix="bench-watch-memory-") as tmp:
-        server = APIServerTarget("apiserver", Path(tmp))
-        extra = ["--watch-history-mib", str(mib)]
-        command = server.command
-        server.command = lambda: [*command(), *extra]  # type: ignore[method-assign]
+        server = APIServerTarget("apiserver", Path(tmp), extra=["--watch-history-mib", str(mib)])
         server.start()
         try:
-            assert server.proc is not None
-            pid = server.proc.pid
+            pid = server.pid
             began = time.monotonic()
             start = _rss(pid)
             after: dict[str, int] = {}

@@ -59,6 +59,13 @@ class ChildProcess:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    @property
+    def pid(self) -> int:
+        """The running command's process id (for reading its CPU time or memory)."""
+        if self.proc is None:
+            raise RuntimeError(f"{self.name} is not running")
+        return self.proc.pid
+
     def output(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 

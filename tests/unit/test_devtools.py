@@ -115,6 +115,27 @@ def test_kill_is_sigkill(tmp_path: Path) -> None:
     assert proc.returncode == -signal.SIGKILL
 
 
+def test_pid_is_the_running_childs_and_an_error_once_stopped(tmp_path: Path) -> None:
+    marker = tmp_path / "ready"
+    process = ChildProcess("child", tmp_path / "child.log")
+    with pytest.raises(RuntimeError, match="child is not running"):
+        _ = process.pid
+    written = tmp_path / "pid"
+    code = (
+        "import os, pathlib, time\n"  # the marker appears only once the pid is in it
+        f"pathlib.Path({str(written)!r}).write_text(str(os.getpid()))\n"
+        f"os.replace({str(written)!r}, {str(marker)!r})\n"
+        "time.sleep(60)"
+    )
+    process.start(python(code), marker.exists)
+    try:
+        assert process.pid == int(marker.read_text())
+    finally:
+        process.kill()
+    with pytest.raises(RuntimeError, match="child is not running"):
+        _ = process.pid
+
+
 def test_a_process_that_exits_before_it_is_ready_shows_its_output(tmp_path: Path) -> None:
     process = ChildProcess("doomed", tmp_path / "doomed.log")
     with pytest.raises(RuntimeError, match=r"doomed exited with 3:\nno config"):
