@@ -29,7 +29,7 @@ from . import (
     watchmemory,
 )
 
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+RESULTS = report.RESULTS
 
 
 def main(argv: list[str] | None = None) -> int:

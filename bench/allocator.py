@@ -19,7 +19,6 @@ turned off (``Allocator(symmetry=False, caches=False, prune=False)``), in the sa
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import os
@@ -28,17 +27,15 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from apiserver.allocator import Allocator, Budget, Claim, NodeResult, parse_claim
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, pools_from
 
-from . import machine, report
+from . import report
 
 SECTION = "allocator"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 DRIVER = "test-driver.cdi.k8s.io"
 MLA = "mla.example.com"
 NODES, PER_NODE = 500, 10
@@ -418,13 +415,7 @@ def render(outcome: Outcome, date: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.allocator", description=__doc__)
-    parser.add_argument("--output", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
-    outcome = run(log=lambda s: print(s, file=sys.stderr))
-    report.update(args.output, {SECTION: render(outcome, machine.date())})
-    print(f"wrote the {SECTION} section of {args.output}", file=sys.stderr)
-    return 0
+    return report.section_main("bench.allocator", __doc__, SECTION, run, render, argv)
 
 
 if __name__ == "__main__":

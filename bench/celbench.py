@@ -43,7 +43,7 @@ from . import machine, report
 from .stats import Figure
 
 SECTION = "cel"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+RESULTS = report.RESULTS
 
 Subject = Any
 Evaluate = Callable[[Any], bool]

@@ -41,7 +41,7 @@ from apiserver.sources import MemorySource, RevisionClock
 from . import machine, report
 
 SECTION = "device-view"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+RESULTS = report.RESULTS
 DRIVER = "gpu.example.com"
 SLICES = 5_000
 PER_SLICE = 8

@@ -32,7 +32,7 @@ from . import machine, report
 from .targets import APIServerTarget
 
 SECTION = "fuzz"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+RESULTS = report.RESULTS
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 
 

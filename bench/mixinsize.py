@@ -15,7 +15,6 @@ Both forms must flatten to the same slice before anything is measured.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import tempfile
@@ -31,11 +30,10 @@ from apiserver.api.resource.mixins import flatten_slice
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.storage.sqlite import SQLiteStore
 
-from . import machine, report
+from . import report
 from .targets import APIServerTarget
 
 SECTION = "mixins-size"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 RESOURCE = ResourceSliceStrategy.upstream().resource
 COLLECTION_PATH = f"/apis/{RESOURCE.group}/{RESOURCE.version}/{RESOURCE.plural}"
 
@@ -307,13 +305,7 @@ def render(outcome: Outcome, date: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.mixinsize", description=__doc__)
-    parser.add_argument("--output", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
-    outcome = run(log=lambda s: print(s, file=sys.stderr))
-    report.update(args.output, {SECTION: render(outcome, machine.date())})
-    print(f"wrote the {SECTION} section of {args.output}", file=sys.stderr)
-    return 0
+    return report.section_main("bench.mixinsize", __doc__, SECTION, run, render, argv)
 
 
 if __name__ == "__main__":

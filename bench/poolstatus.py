@@ -22,7 +22,6 @@ resourceVersion precondition, validated, stored), and seen by a watcher as Compl
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import gc
@@ -54,10 +53,9 @@ from apiserver.storage.cacher import WatchCache
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.waiting import eventually
 
-from . import machine, report
+from . import report
 
 SECTION = "pool-status"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 DRIVER = "gpu.example.com"
 PER_POOL = 8
 REQUESTS = 20
@@ -441,13 +439,7 @@ def render(outcome: Outcome, date: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.poolstatus", description=__doc__)
-    parser.add_argument("--output", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
-    outcome = run(log=lambda s: print(s, file=sys.stderr))
-    report.update(args.output, {SECTION: render(outcome, machine.date())})
-    print(f"wrote the {SECTION} section of {args.output}", file=sys.stderr)
-    return 0
+    return report.section_main("bench.poolstatus", __doc__, SECTION, run, render, argv)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ pool's MODIFIED event:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import statistics
@@ -50,11 +49,10 @@ from apiserver.storage.cacher import WatchCache
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.waiting import eventually
 
-from . import machine, report
+from . import report
 from .poolstatus import DRIVER, PER_POOL, _claim, _from_scratch, _pct, _slice
 
 SECTION = "pool-view"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 POOLS = 10_000
 CHANGES = 200
 
@@ -223,13 +221,7 @@ def render(outcome: Outcome, date: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.poolview", description=__doc__)
-    parser.add_argument("--output", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
-    outcome = run(log=lambda s: print(s, file=sys.stderr))
-    report.update(args.output, {SECTION: render(outcome, machine.date())})
-    print(f"wrote the {SECTION} section of {args.output}", file=sys.stderr)
-    return 0
+    return report.section_main("bench.poolview", __doc__, SECTION, run, render, argv)
 
 
 if __name__ == "__main__":

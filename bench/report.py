@@ -6,10 +6,18 @@ benchmark owns its section and later benchmarks add theirs.
 
 from __future__ import annotations
 
+import argparse
 import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
+from . import machine
 from .stats import Figure, Series
+
+T = TypeVar("T")
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
 HEADER = """# Benchmarks
 
@@ -39,6 +47,25 @@ def update(path: Path, sections: dict[str, str]) -> None:
     for name, body in sections.items():
         document = replace_section(document, name, body)
     path.write_text(document.rstrip() + "\n")
+
+
+def section_main(
+    module: str,
+    doc: str | None,
+    section: str,
+    measure: Callable[[Callable[[str], Any]], T],
+    render: Callable[[T, str], str],
+    argv: list[str] | None = None,
+) -> int:
+    """``python -m bench.<module>``: measure one section (logging to stderr) and write only
+    it into RESULTS.md (or ``--output``)."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc)
+    parser.add_argument("--output", type=Path, default=RESULTS, help="the RESULTS.md to update")
+    args = parser.parse_args(argv)
+    outcome = measure(lambda line: print(line, file=sys.stderr))
+    update(args.output, {section: render(outcome, machine.date())})
+    print(f"wrote the {section} section of {args.output}", file=sys.stderr)
+    return 0
 
 
 # -- formatting --------------------------------------------------------------------

@@ -15,7 +15,6 @@ registry and the reservation service. Per backend:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import functools
 import random
@@ -41,10 +40,9 @@ from apiserver.storage.etcd import EtcdConfig, EtcdStore
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.localetcd import LocalEtcd
 
-from . import machine, report
+from . import report
 
 SECTION = "reservations"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 PAIRS = 200
 DRIVER = "gpu.example.com"
 
@@ -186,13 +184,7 @@ def render(outcome: list[Backend], date: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.reservations", description=__doc__)
-    parser.add_argument("--output", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
-    outcome = run(log=lambda s: print(s, file=sys.stderr))
-    report.update(args.output, {SECTION: render(outcome, machine.date())})
-    print(f"wrote the {SECTION} section of {args.output}", file=sys.stderr)
-    return 0
+    return report.section_main("bench.reservations", __doc__, SECTION, run, render, argv)
 
 
 if __name__ == "__main__":

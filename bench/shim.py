@@ -23,7 +23,6 @@ over HTTPS on loopback; this process plays kube-scheduler. A cluster of N nodes 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import random
@@ -41,11 +40,10 @@ import httpx
 
 from devtools.process import ChildProcess, free_port, http_probe
 
-from . import machine, report
+from . import report
 from .targets import REPO, APIServerTarget
 
 SECTION = "shim"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SIZES = (100, 500)
 PER_NODE = 4
 LATENCY_PODS = 20
@@ -461,13 +459,7 @@ def render(outcome: Outcome, date: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.shim", description=__doc__)
-    parser.add_argument("--output", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
-    outcome = run(log=lambda s: print(s, file=sys.stderr))
-    report.update(args.output, {SECTION: render(outcome, machine.date())})
-    print(f"wrote the {SECTION} section of {args.output}", file=sys.stderr)
-    return 0
+    return report.section_main("bench.shim", __doc__, SECTION, run, render, argv)
 
 
 if __name__ == "__main__":

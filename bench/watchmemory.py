@@ -35,7 +35,7 @@ from .objects import patch as patch_object
 from .targets import APIServerTarget
 
 SECTION = "watch-memory"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+RESULTS = report.RESULTS
 OBJECTS = 5_000
 REVISIONS = 3
 THREADS = 8
