@@ -5,8 +5,10 @@ mode only)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -443,6 +445,16 @@ def _schedule_parser(commands: Any) -> None:
     )
 
 
+@contextlib.contextmanager
+def _exit_on(*refusals: type[Exception]) -> Iterator[None]:
+    """What a command refuses (a bad flag or file) as one ``error:`` line and exit code 2."""
+    try:
+        yield
+    except refusals as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
+
+
 def _configure_logging(level: str) -> None:
     """The server's own loggers (``apiserver.*``) to stderr at ``--log-level``; uvicorn's
     loggers and the access log keep their own handlers and do not reach these."""
@@ -456,7 +468,7 @@ def main(argv: list[str] | None = None) -> None:
     if getattr(args, "log_level", None):
         _configure_logging(args.log_level)
     if args.command == "install-certs":
-        try:
+        with _exit_on(ValueError):
             bundle = install_certs(
                 Path(args.out),
                 Path(args.base),
@@ -468,9 +480,6 @@ def main(argv: list[str] | None = None) -> None:
                 cluster_domain=args.cluster_domain,
                 scheduler_shim=args.scheduler_shim,
             )
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from exc
         print(bundle)
         return
     if args.command == "shim":
@@ -487,11 +496,8 @@ def main(argv: list[str] | None = None) -> None:
             attach_timeout=args.attach_timeout,
             log_level=args.log_level,
         )
-        try:
+        with _exit_on(ValueError, OSError):
             run_shim(shim)
-        except (ValueError, OSError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from exc
         return
     if args.command == "schedule":
         schedule = ScheduleOptions(
@@ -505,11 +511,8 @@ def main(argv: list[str] | None = None) -> None:
             initial_backoff=args.initial_backoff,
             max_backoff=args.max_backoff,
         )
-        try:
+        with _exit_on(ValueError, OSError):
             run_schedule(schedule)
-        except (ValueError, OSError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from exc
         return
     if args.command == "serve":
         options = ServeOptions(
@@ -551,15 +554,9 @@ def main(argv: list[str] | None = None) -> None:
             ),
             auth=_auth_options(args),
         )
-        try:
+        with _exit_on(ValueError):
             serve(options)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from exc
     elif args.command == "client-cert":
-        try:
+        with _exit_on(ValueError):
             cert, key = write_client_cert(args.cert_dir, args.user, args.group, args.out)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from exc
         print(f"wrote {cert} and {key}")

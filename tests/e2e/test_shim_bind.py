@@ -183,6 +183,23 @@ async def _needs_attaching(api: APIClient, claim: str) -> dict[str, Any] | None:
     return devices[0] if NEEDS_ATTACHING in types else None
 
 
+async def _claim_status(api: APIClient, claim: str) -> dict[str, Any]:
+    status: dict[str, Any] = (await api.get(_claim_path(claim))).get("status") or {}
+    return status
+
+
+async def _bind_ended_while_waiting(
+    api: APIClient, pod: str, uid: str, claim: str, node: str
+) -> None:
+    """A bind to ``node`` that ends while it waits for the attach (as when the shim
+    restarts): the attach request stays in the claim."""
+    first = asyncio.create_task(Binder(api, Paths()).bind(BindArgs(pod, NS, uid, node)))
+    await eventually(lambda: _needs_attaching(api, claim), "the attach request")
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+
+
 async def test_node_local_device_allocates_and_binds(
     server: ServerProcess,
     api: APIClient,
@@ -246,7 +263,7 @@ async def test_attach_failure_fails_the_bind_and_clears_the_claim(
     error = await asyncio.wait_for(binding, 30)
     assert "kubernetes.io/attach-failed" in error
     assert "fab-1" in error
-    status = (await api.get(_claim_path(claim))).get("status") or {}
+    status = await _claim_status(api, claim)
     assert "allocation" not in status
     assert "reservedFor" not in status
     assert "devices" not in status
@@ -265,7 +282,7 @@ async def test_attach_timeout_fails_the_bind_and_clears_the_claim(
     error = await Binder(api, Paths(), attach_timeout=0.5).bind(BindArgs(pod, NS, uid, "node-b"))
 
     assert error.startswith("timed out after 0.5 s waiting for")
-    assert "allocation" not in ((await api.get(_claim_path(claim))).get("status") or {})
+    assert "allocation" not in await _claim_status(api, claim)
     assert "nodeName" not in (await api.get(Paths.pod(NS, pod)))["spec"]
 
 
@@ -302,11 +319,7 @@ async def test_a_retried_bind_honours_the_attach_state_in_the_claim(
     reads the failure from the claim, fails, and leaves the claim unallocated."""
     pod, uid, claim = _pod_with_claim(server)
     stand_in.choice = {claim: devices["fabric-3"]}
-    first = asyncio.create_task(Binder(api, Paths()).bind(BindArgs(pod, NS, uid, "node-c")))
-    await eventually(lambda: _needs_attaching(api, claim), "the attach request")
-    first.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await first
+    await _bind_ended_while_waiting(api, pod, uid, claim, "node-c")
     reviews = len(stand_in.reviews)
     await _set_condition(api, claim, "kubernetes.io/attach-failed")
 
@@ -314,7 +327,7 @@ async def test_a_retried_bind_honours_the_attach_state_in_the_claim(
 
     assert "kubernetes.io/attach-failed" in error
     assert len(stand_in.reviews) == reviews  # allocated already: nothing to review
-    status = (await api.get(_claim_path(claim))).get("status") or {}
+    status = await _claim_status(api, claim)
     assert "allocation" not in status
     assert "reservedFor" not in status
     assert "nodeName" not in (await api.get(Paths.pod(NS, pod)))["spec"]
@@ -331,11 +344,7 @@ async def test_a_retried_bind_elsewhere_leaves_a_device_being_attached_alone(
     without touching the claim, and the one to node-c binds once the device is attached."""
     pod, uid, claim = _pod_with_claim(server)
     stand_in.choice = {claim: devices["fabric-4"]}
-    first = asyncio.create_task(Binder(api, Paths()).bind(BindArgs(pod, NS, uid, "node-c")))
-    await eventually(lambda: _needs_attaching(api, claim), "the attach request")
-    first.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await first
+    await _bind_ended_while_waiting(api, pod, uid, claim, "node-c")
     before = await api.get(_claim_path(claim))
 
     error = await Binder(api, Paths()).bind(BindArgs(pod, NS, uid, "node-d"))
