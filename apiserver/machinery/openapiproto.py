@@ -96,17 +96,19 @@ class _Shape:
     extensions: int | None = None
 
     def encode(self, obj: Mapping[str, Any]) -> bytes:
-        out = bytearray()
+        """The fields in field-number order (as Go writes them), whatever the JSON order."""
+        fields: list[tuple[int, bytes]] = []
         extensions: dict[str, Any] = {}
         for key, value in obj.items():
             if key.startswith("x-") and self.extensions is not None:
                 extensions[key] = value
                 continue
             number, encoder = self.fields[key]  # KeyError: a keyword this encoder lacks
-            out += encoder(number, value)
+            fields.append((number, encoder(number, value)))
         if extensions and self.extensions is not None:
-            out += _named(_any)(self.extensions, extensions)
-        return bytes(out)
+            fields.append((self.extensions, _named(_any)(self.extensions, extensions)))
+        fields.sort(key=lambda field: field[0])
+        return b"".join(encoded for _, encoded in fields)
 
     def field(self, number: int, value: Any) -> bytes:
         return _delimited(number, self.encode(value))

@@ -8,6 +8,7 @@ because the aggregator turns any 3xx into a 502 and clients expect ``Status`` ob
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import platform
@@ -104,10 +105,7 @@ class APIServer:
         documented = [
             ServedKind(s.resource, s.model, s.has_status, s.create_rate_limited) for s in kinds
         ]
-        v2 = v2_document(documented, "DRA extension API server")
-        self.openapi_v2 = encode(v2)
-        v2_protobuf = encode_document(v2)
-        self.openapi_v2_protobuf = (v2_protobuf, hashlib.sha512(v2_protobuf).hexdigest().upper())
+        self.openapi_v2 = encode(v2_document(documented, "DRA extension API server"))
         self.openapi_v3: dict[str, tuple[bytes, str]] = {}
         by_gv: dict[str, list[ServedKind]] = {}
         for kind in documented:
@@ -124,6 +122,13 @@ class APIServer:
             }
         )
         self.ready = False
+
+    @functools.cached_property
+    def openapi_v2_protobuf(self) -> tuple[bytes, str]:
+        """The v2 document in gnostic's protobuf and its hash, made from the JSON form on
+        first request: only kubectl asks, and only for some commands."""
+        body = encode_document(orjson.loads(self.openapi_v2[0]))
+        return body, hashlib.sha512(body).hexdigest().upper()
 
 
 def build_app(
