@@ -58,6 +58,30 @@ def is_status(body: Any, code: int | None = None) -> bool:
     )
 
 
+def assert_read_only(
+    server: ServerProcess, group: str, plural: str, writes: tuple[tuple[str, str], ...]
+) -> None:
+    """A computed kind: discovery offers get, list and watch only; ``kubectl delete`` and
+    every write in ``writes`` (method, path) are 405 MethodNotAllowed ``Status``es."""
+    out = server.kubectl("api-resources", "--api-group", group, "-o", "wide").stdout
+    row = next(line.split() for line in out.splitlines() if line.startswith(f"{plural} "))
+    assert row[-1] == "get,list,watch"
+    failed = server.kubectl("delete", plural, "anything", check=False)
+    assert failed.returncode != 0
+    assert "MethodNotAllowed" in failed.stderr
+    with server.client() as client:
+        for method, path in writes:
+            resp = client.request(
+                method,
+                path,
+                content=b"{}",
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
+            assert resp.status_code == 405, (method, resp.text)
+            assert is_status(resp.json(), 405)
+            assert resp.json()["reason"] == "MethodNotAllowed"
+
+
 class LineReader:
     """Reads a pipe of a running process on a thread, so tests can wait for lines with a timeout."""
 
