@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .. import protowire as wire
+
 Scalar = Literal["string", "int", "bool", "map", "extra"]
 """``map``: map<string,string>; ``extra``: map<string, {repeated string items = 1}>."""
 
@@ -33,40 +35,17 @@ class Message:
     fields: Mapping[int, Field] = field(default_factory=dict)
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ProtobufError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
 def fields_of(data: bytes) -> list[tuple[int, int | bytes]]:
     """Every (field number, value) of a message; varints as ints, the rest as bytes."""
+    try:
+        fields = wire.decode(data)
+    except wire.WireError as err:
+        raise ProtobufError(str(err)) from err
+    width = {wire.FIXED64: 8, wire.FIXED32: 4}
     out: list[tuple[int, int | bytes]] = []
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
-        number, wire = key >> 3, key & 7
-        value: int | bytes
-        if wire == 0:
-            value, pos = _varint(data, pos)
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            if pos + length > len(data):
-                raise ProtobufError("truncated field")
-            value, pos = data[pos : pos + length], pos + length
-        elif wire == 1:
-            value, pos = data[pos : pos + 8], pos + 8
-        elif wire == 5:
-            value, pos = data[pos : pos + 4], pos + 4
-        else:
-            raise ProtobufError(f"unsupported wire type {wire}")
+    for number, kind, value in fields:
+        if kind in width and isinstance(value, int):
+            value = value.to_bytes(width[kind], "little")
         out.append((number, value))
     return out
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from . import wire
-from .wire import Field
+from .. import protowire as wire
+from ..protowire import Field
 
 CHECKED_EXPR_TYPE_URL = "type.googleapis.com/cel.expr.CheckedExpr"
 
@@ -250,7 +250,7 @@ def _repeated_int(wt: int, v: int | bytes) -> list[int]:
         buf = _bytes(v)
         pos = 0
         while pos < len(buf):
-            n, pos = wire._read_varint(buf, pos)
+            n, pos = wire.read_varint(buf, pos)
             out.append(wire.signed64(n))
         return out
     return [wire.signed64(_int(v))]
@@ -435,7 +435,7 @@ def _map_entry_ints(buf: bytes) -> tuple[int, int]:
 def _entry_key(buf: bytes) -> int:
     """The key of a map entry; fast when it comes first, as serializers write it."""
     if buf and buf[0] == 0x08:
-        key, _ = wire._read_varint(buf, 1)
+        key, _ = wire.read_varint(buf, 1)
         return wire.signed64(key)
     return _map_entry(buf)[0]
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from ..protowire import FIXED64, LEN, VARINT, varint
+
 MEDIA_TYPES = (
     "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
     "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
@@ -32,24 +34,12 @@ Encoder = Callable[[int, Any], bytes]
 """Writes one field (its key and value) with the given number; nothing for an empty scalar."""
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _key(number: int, wire: int) -> bytes:
-    return _uvarint(number << 3 | wire)
+def _key(number: int, wire_type: int) -> bytes:
+    return varint(number << 3 | wire_type)
 
 
 def _delimited(number: int, payload: bytes) -> bytes:
-    return _key(number, 2) + _uvarint(len(payload)) + payload
+    return _key(number, LEN) + varint(len(payload)) + payload
 
 
 def _string(number: int, value: Any) -> bytes:
@@ -57,15 +47,15 @@ def _string(number: int, value: Any) -> bytes:
 
 
 def _bool(number: int, value: Any) -> bytes:
-    return _key(number, 0) + b"\x01" if value else b""
+    return _key(number, VARINT) + b"\x01" if value else b""
 
 
 def _int64(number: int, value: Any) -> bytes:
-    return _key(number, 0) + _uvarint(int(value) & 0xFFFF_FFFF_FFFF_FFFF) if value else b""
+    return _key(number, VARINT) + varint(int(value)) if value else b""
 
 
 def _double(number: int, value: Any) -> bytes:
-    return _key(number, 1) + struct.pack("<d", float(value)) if value else b""
+    return _key(number, FIXED64) + struct.pack("<d", float(value)) if value else b""
 
 
 def _any(number: int, value: Any) -> bytes:

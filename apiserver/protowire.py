@@ -1,8 +1,10 @@
-"""A minimal protocol-buffers wire-format codec: enough to read and write a checked CEL AST.
+"""The protocol-buffers wire format, with no schema: what every protobuf reader and writer
+of the server shares (the checked CEL AST, Kubernetes' protobuf request bodies, the
+protobuf OpenAPI v2 document).
 
 A message is a list of ``(field number, wire type, value)``; the value is an ``int`` for
-varint and fixed-width fields and ``bytes`` for length-delimited ones. Nothing here knows a
-schema: ``ast`` gives the fields their meaning.
+varint and fixed-width fields and ``bytes`` for length-delimited ones. The callers give the
+fields their meaning.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class WireError(ValueError):
     """The bytes are not a well-formed protocol-buffers message."""
 
 
-def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
     result = 0
     shift = 0
     while True:
@@ -45,13 +47,13 @@ def decode(buf: bytes) -> list[Field]:
     fields: list[Field] = []
     pos = 0
     while pos < len(buf):
-        key, pos = _read_varint(buf, pos)
+        key, pos = read_varint(buf, pos)
         number, wire_type = key >> 3, key & 7
         value: int | bytes
         if wire_type == VARINT:
-            value, pos = _read_varint(buf, pos)
+            value, pos = read_varint(buf, pos)
         elif wire_type == LEN:
-            size, pos = _read_varint(buf, pos)
+            size, pos = read_varint(buf, pos)
             if pos + size > len(buf):
                 raise WireError("truncated length-delimited field")
             value = buf[pos : pos + size]
@@ -72,7 +74,7 @@ def decode(buf: bytes) -> list[Field]:
     return fields
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
     value &= _MASK64
     out = bytearray()
     while True:
@@ -89,13 +91,13 @@ def encode(fields: Iterable[Field]) -> bytes:
     """The inverse of ``decode``."""
     out = bytearray()
     for number, wire_type, value in fields:
-        out += _varint(number << 3 | wire_type)
+        out += varint(number << 3 | wire_type)
         if wire_type == VARINT:
             assert isinstance(value, int)
-            out += _varint(value)
+            out += varint(value)
         elif wire_type == LEN:
             assert isinstance(value, bytes)
-            out += _varint(len(value))
+            out += varint(len(value))
             out += value
         elif wire_type == FIXED64:
             assert isinstance(value, int)
