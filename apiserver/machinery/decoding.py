@@ -106,9 +106,22 @@ def check_depth(body: bytes, value: Any) -> None:
 def _check_yaml_depth(body: bytes) -> None:
     """Reject YAML nested deeper than ``MAX_DEPTH``, or using aliases, from the parser's
     events before composing: aliases let a few hundred bytes expand into gigabytes
-    (a "billion laughs" document), and JSON-shaped objects never need them."""
+    (a "billion laughs" document), and JSON-shaped objects never need them.
+
+    libyaml looks a whole line ahead for flow collections and, from PyYAML 6.0.4 on,
+    stops at a nesting limit of its own before our count sees the depth; the pure-Python
+    parser, which has no such limit, then says whether the body was too deep, so the
+    client reads our words rather than whichever libyaml is installed."""
+    try:
+        _walk_yaml_events(body, _JSONCompatibleLoader)
+    except yaml.YAMLError:
+        _walk_yaml_events(body, _PurePythonLoader)
+        raise
+
+
+def _walk_yaml_events(body: bytes, loader: type[Any]) -> None:
     depth = 0
-    for event in yaml.parse(body, Loader=_JSONCompatibleLoader):
+    for event in yaml.parse(body, Loader=loader):
         if isinstance(event, yaml.AliasEvent):
             raise errors.bad_request(
                 "the request body could not be decoded: YAML aliases are not supported"
@@ -123,6 +136,10 @@ def _check_yaml_depth(body: bytes) -> None:
 
 class _JSONCompatibleLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """Safe YAML that yields only JSON types: timestamps stay strings, as in Kubernetes."""
+
+
+class _PurePythonLoader(yaml.SafeLoader):
+    """The pure-Python parser, for telling a too-deep body from a malformed one."""
 
 
 _JSONCompatibleLoader.yaml_implicit_resolvers = {

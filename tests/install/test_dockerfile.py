@@ -50,7 +50,8 @@ def test_final_stage_is_slim_pinned_non_root_and_holds_the_wheel_only() -> None:
     assert re.fullmatch(r"python:3\.11\.\d+-slim-\w+", base)
     build, final = stages(text)
     assert "pip wheel" in build
-    assert "pip install --no-cache-dir /wheels/" in build
+    assert "pip install --no-cache-dir --require-hashes -r requirements.lock" in build
+    assert "pip install --no-cache-dir --no-deps /wheels/" in build
     assert "COPY --from=build /opt/venv /opt/venv" in final
     assert "pip uninstall --yes" in final
     assert "setuptools wheel" in final
