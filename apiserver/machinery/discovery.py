@@ -11,6 +11,7 @@ import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -34,12 +35,33 @@ def version_priority(version: str) -> tuple[int, int, int]:
     return (stage, int(m.group(1)), int(m.group(3) or 0))
 
 
+@dataclass(frozen=True)
+class ActionEntry:
+    """An action subresource as discovery lists it (``pods/binding``: create, a Binding)."""
+
+    parent: ResourceType
+    subresource: str
+    group_version: str
+    kind: str
+
+    def response_kind(self) -> dict[str, str]:
+        group, _, version = self.group_version.rpartition("/")
+        return {"group": group, "version": version, "kind": self.kind}
+
+
 class Discovery:
-    def __init__(self, served: Iterable[tuple[ResourceType, bool]]) -> None:
-        """``served``: each resource and whether it has a status subresource."""
+    def __init__(
+        self, served: Iterable[tuple[ResourceType, bool]], actions: Iterable[ActionEntry] = ()
+    ) -> None:
+        """``served``: each resource and whether it has a status subresource; ``actions``:
+        the action subresources (created with a POST, never read)."""
         self._by_gv: dict[tuple[str, str], list[tuple[ResourceType, bool]]] = defaultdict(list)
         for resource, has_status in served:
             self._by_gv[(resource.group, resource.version)].append((resource, has_status))
+        self._actions: dict[tuple[str, str, str], list[ActionEntry]] = defaultdict(list)
+        for action in actions:
+            parent = action.parent
+            self._actions[(parent.group, parent.version, parent.plural)].append(action)
         self.groups: dict[str, list[str]] = defaultdict(list)
         for group, version in self._by_gv:
             if version not in self.groups[group]:
@@ -61,6 +83,9 @@ class Discovery:
         )
         self.aggregated_apis = orjson.dumps(self._aggregated(named))
         self.aggregated_core = orjson.dumps(self._aggregated([""] if "" in self.groups else []))
+
+    def _actions_of(self, resource: ResourceType) -> list[ActionEntry]:
+        return self._actions.get((resource.group, resource.version, resource.plural), [])
 
     def resource_list(self, group: str, version: str) -> bytes | None:
         return self._resource_lists.get((group, version))
@@ -106,6 +131,16 @@ class Discovery:
                         "verbs": [v for v in SUBRESOURCE_VERBS if v in resource.verbs],
                     }
                 )
+            for action in self._actions_of(resource):
+                resources.append(
+                    {
+                        "name": f"{resource.plural}/{action.subresource}",
+                        "singularName": "",
+                        "namespaced": resource.namespaced,
+                        "kind": action.kind,
+                        "verbs": ["create"],
+                    }
+                )
         return {
             "kind": "APIResourceList",
             "apiVersion": "v1",
@@ -134,14 +169,25 @@ class Discovery:
                         entry["shortNames"] = list(resource.short_names)
                     if resource.categories:
                         entry["categories"] = list(resource.categories)
+                    subresources = [
+                        {
+                            "subresource": action.subresource,
+                            "responseKind": action.response_kind(),
+                            "verbs": ["create"],
+                        }
+                        for action in self._actions_of(resource)
+                    ]
                     if has_status:
-                        entry["subresources"] = [
+                        subresources.insert(
+                            0,
                             {
                                 "subresource": "status",
                                 "responseKind": kind,
                                 "verbs": [v for v in SUBRESOURCE_VERBS if v in resource.verbs],
-                            }
-                        ]
+                            },
+                        )
+                    if subresources:
+                        entry["subresources"] = subresources
                     resources.append(entry)
                 versions.append(
                     {"version": version, "resources": resources, "freshness": "Current"}

@@ -44,8 +44,8 @@ def apply_json_patch(
         )
     patched: Any = copy.deepcopy(obj)
     copied = 0
-    try:
-        for op in operations:
+    for index, op in enumerate(operations):
+        try:
             if isinstance(op, dict) and op.get("op") == "copy":
                 # "copy" is the one operation that grows the object beyond the patch's own
                 # bytes; doubling a value twenty times would take gigabytes.
@@ -57,18 +57,18 @@ def apply_json_patch(
                         f"the JSON patch copies more than {MAX_JSON_PATCH_COPY_BYTES} bytes"
                     )
             patched = jsonpatch.JsonPatch([op]).apply(patched, in_place=True)
-    except (
-        jsonpatch.JsonPatchException,
-        jsonpatch.JsonPointerException,
-        TypeError,
-        KeyError,
-    ) as exc:
-        raise errors.invalid(
-            kind,
-            group,
-            name,
-            [fielderr.invalid("patch", _text(body), f"the patch could not be applied: {exc}")],
-        ) from exc
+        except (
+            jsonpatch.JsonPatchException,
+            jsonpatch.JsonPointerException,
+            TypeError,
+            KeyError,
+        ) as exc:
+            raise errors.invalid(
+                kind,
+                group,
+                name,
+                [fielderr.invalid("patch", _text(body), _operation_failed(index, op, exc))],
+            ) from exc
     if not isinstance(patched, dict):
         raise errors.bad_request("the patch did not produce an object")
     return patched
@@ -100,6 +100,23 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def _text(body: bytes) -> str:
-    text = body.decode("utf-8", "replace")
+def _operation_failed(index: int, op: Any, exc: Exception) -> str:
+    """Why operation ``index`` could not be applied, in our words (the library's wording
+    is not an API: it changes between releases)."""
+    if not isinstance(op, dict):
+        return f"operation {index} is not an object"
+    what = f"operation {index} ({op.get('op')!s} {op.get('path')!s})"
+    if isinstance(exc, jsonpatch.JsonPatchTestFailed):
+        expected = orjson.dumps(op.get("value")).decode()
+        return f"{what} failed: the value at that path is not {_short(expected)}"
+    if isinstance(exc, jsonpatch.InvalidJsonPatch):
+        return f"{what} is not a valid JSON patch operation"
+    return f"{what} could not be applied: the path does not exist or cannot hold a value"
+
+
+def _short(text: str) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _text(body: bytes) -> str:
+    return _short(body.decode("utf-8", "replace"))

@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .. import __version__
 from ..auth import Authenticator, AuthMiddleware, Authorizer
 from ..machinery import errors
-from ..machinery.discovery import V2_CONTENT_TYPE, Discovery, etag, wants_aggregated
+from ..machinery.discovery import V2_CONTENT_TYPE, ActionEntry, Discovery, etag, wants_aggregated
 from ..machinery.handlers import ResourceHandler, json_response, status_response
 from ..machinery.openapi import ServedKind, encode, v2_document, v3_document
 from ..machinery.openapiproto import MEDIA_TYPES as OPENAPI_V2_PROTOBUF
@@ -101,7 +101,14 @@ class APIServer:
             bookmark_interval=settings.bookmark_interval,
         )
         kinds = [r.strategy for r in served if not r.subresource]
-        self.discovery = Discovery((s.resource, s.has_status) for s in kinds)
+        self.discovery = Discovery(
+            ((s.resource, s.has_status) for s in kinds),
+            (
+                ActionEntry(s.resource, a.subresource, a.group_version, a.kind)
+                for s in kinds
+                for a in s.actions
+            ),
+        )
         documented = [
             ServedKind(s.resource, s.model, s.has_status, s.create_rate_limited) for s in kinds
         ]

@@ -9,6 +9,7 @@ import pytest
 
 from apiserver.kinds import strategies
 from apiserver.machinery.discovery import (
+    ActionEntry,
     SUBRESOURCE_VERBS,
     V2_CONTENT_TYPE,
     VERBS,
@@ -194,3 +195,36 @@ def test_etag_is_a_quoted_hash_that_follows_the_content() -> None:
     assert tag.endswith('"')
     assert tag == etag(b"a")
     assert tag != etag(b"b")
+
+
+def test_action_subresources_are_listed_as_kubernetes_lists_pods_binding() -> None:
+    """``pods/binding`` is in ``/api/v1`` and in aggregated discovery, create only, with
+    Binding as its kind, beside ``pods/status``."""
+    kinds = strategies(standalone=True)
+    discovery = Discovery(
+        ((s.resource, s.has_status) for s in kinds),
+        (
+            ActionEntry(s.resource, a.subresource, a.group_version, a.kind)
+            for s in kinds
+            for a in s.actions
+        ),
+    )
+    legacy = orjson.loads(discovery.resource_list("", "v1") or b"{}")["resources"]
+    [binding] = [r for r in legacy if r["name"] == "pods/binding"]
+    assert binding == {
+        "name": "pods/binding",
+        "singularName": "",
+        "namespaced": True,
+        "kind": "Binding",
+        "verbs": ["create"],
+    }
+    assert any(r["name"] == "pods/status" for r in legacy)
+    [core] = orjson.loads(discovery.aggregated_core)["items"]
+    [pods] = [r for r in core["versions"][0]["resources"] if r["resource"] == "pods"]
+    assert [s["subresource"] for s in pods["subresources"]] == ["status", "binding"]
+    assert pods["subresources"][1]["responseKind"] == {
+        "group": "",
+        "version": "v1",
+        "kind": "Binding",
+    }
+    assert pods["subresources"][1]["verbs"] == ["create"]

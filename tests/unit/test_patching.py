@@ -200,3 +200,31 @@ def test_too_many_json_patch_operations_is_413() -> None:
     with pytest.raises(StatusError) as caught:
         apply_json_patch({"spec": {}}, orjson.dumps(ops), "K", "g", "n")
     assert caught.value.code == 413
+
+
+@pytest.mark.parametrize(
+    ("ops", "says"),
+    [
+        (
+            [{"op": "test", "path": "/spec/n", "value": 150}],
+            "operation 0 (test /spec/n) failed: the value at that path is not 150",
+        ),
+        (
+            [{"op": "add", "path": "/spec/n", "value": 2}, {"op": "remove", "path": "/x"}],
+            "operation 1 (remove /x) could not be applied: the path does not exist",
+        ),
+        ([{"op": "bogus", "path": "/spec/n"}], "operation 0 (bogus /spec/n) is not a valid"),
+        ([1], "operation 0 is not an object"),
+    ],
+)
+def test_a_failed_json_patch_operation_is_worded_by_the_server(
+    ops: list[Any], says: str
+) -> None:
+    """Which operation failed and why, in the server's words (not the library's, such as
+    ``150 (<class 'int'>) is not equal to ...``)."""
+    with pytest.raises(StatusError) as info:
+        apply_json_patch(copy.deepcopy(OBJ), orjson.dumps(ops), "Kind", "g.io", "p")
+    assert info.value.details is not None
+    [cause] = info.value.details["causes"]
+    assert says in cause["message"]
+    assert "<class" not in cause["message"]
