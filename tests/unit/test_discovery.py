@@ -9,10 +9,10 @@ import pytest
 
 from apiserver.kinds import strategies
 from apiserver.machinery.discovery import (
-    ActionEntry,
     SUBRESOURCE_VERBS,
     V2_CONTENT_TYPE,
     VERBS,
+    ActionEntry,
     Discovery,
     etag,
     version_priority,
