@@ -24,10 +24,14 @@ from ..auth.kubeconfig import load_kubeconfig
 from ..auth.reviewkinds import review_strategies
 from ..auth.reviews import EveryRule, RuleResolver
 from ..controllers.namespacedeletion import NamespaceDeleter
+from ..controllers.resourceclaims import ResourceClaimController
 from ..kinds import SystemNamespaces
 from ..kinds.allocationreview import AllocationReviewStrategy
 from ..kinds.devicereservation import DeviceReservationStrategy
 from ..kinds.namespace import NamespaceStrategy
+from ..kinds.pod import PodStrategy
+from ..kinds.resourceclaim import ResourceClaimStrategy
+from ..kinds.resourceclaimtemplate import ResourceClaimTemplateStrategy
 from ..machinery.review import ReviewStrategy
 from ..pools import PoolIndex
 from ..reservations import ReservationService
@@ -133,6 +137,19 @@ def _server_url(bind_address: str, port: int) -> str:
     if ":" in host:
         host = f"[{host}]"
     return f"https://{host}:{port}"
+
+
+def resource_claim_controller(cluster: StandaloneCluster) -> ResourceClaimController:
+    """Claims from pods' templates, and consumers that are gone pruned (standalone only:
+    in a cluster, kube-controller-manager does it)."""
+    pods = cluster.registry(PodStrategy.core().resource)
+    return ResourceClaimController(
+        StoreSource(cluster.store, pods.resource.key_prefix(), name="pods"),
+        cluster.sources.claims,
+        pods,
+        cluster.registry(ResourceClaimStrategy.upstream().resource),
+        cluster.registry(ResourceClaimTemplateStrategy.upstream().resource),
+    )
 
 
 def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
@@ -253,6 +270,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
                 namespaces,
                 cluster.registries(),
             ),
+            resource_claim_controller(cluster),
         ]
     services += [devices, reservations]
     if options.pool_status:
