@@ -27,11 +27,12 @@ import orjson
 from ..devices import DeviceView, PatchReport
 from ..machinery import errors
 from ..machinery.patching import MERGE_PATCH
-from ..machinery.registry import Registry, WriteOptions, now_rfc3339
+from ..machinery.registry import Registry, WriteOptions
 from ..machinery.status import StatusSubresource
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
 from ..toolkit import CoalescingQueue, TokenBucket, run_worker
+from ..toolkit.timestamps import now_rfc3339
 from .events import EventRecorder
 
 log = logging.getLogger("apiserver.controllers.patchstatus")

@@ -46,13 +46,14 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from ..api.resource.resourcepoolstatusrequest import LIMIT_DEFAULT, VALIDATION_ERRORS_MAX
 from ..machinery import errors
-from ..machinery.registry import Registry, WriteOptions, now_rfc3339
+from ..machinery.registry import Registry, WriteOptions
 from ..machinery.status import StatusSubresource
 from ..pools import PoolIndex, PoolSummary, clip
 from ..sources import Source, SourceEvent, object_revision
 from ..storage import EventType
 from ..tasks import BackgroundTask
 from ..toolkit import CoalescingQueue, TokenBucket, run_worker
+from ..toolkit.timestamps import now_rfc3339
 
 log = logging.getLogger("apiserver.controllers.poolstatus")
 

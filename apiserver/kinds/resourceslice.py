@@ -9,10 +9,10 @@ from ..api.field import FieldError
 from ..api.resource import DRA_GROUP, DRA_VERSION
 from ..api.resource.resourceslice import ResourceSlice, set_taint_times
 from ..api.resource.validation.resourceslice import validate_resource_slice
-from ..machinery.registry import now_rfc3339
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import Strategy
 from ..machinery.table import Column, string_at
+from ..toolkit.timestamps import now_rfc3339
 
 _node = string_at("spec", "nodeName")
 

@@ -11,9 +11,9 @@ from ..api.resource.validation.resourceslicepatch import (
     validate_resource_slice_patch,
     validate_resource_slice_patch_status,
 )
-from ..machinery.registry import now_rfc3339
 from ..machinery.strategy import Strategy
 from ..machinery.table import Column, path
+from ..toolkit.timestamps import now_rfc3339
 
 VERSION = "v1alpha3"
 

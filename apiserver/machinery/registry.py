@@ -17,7 +17,6 @@ import secrets
 import typing
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ..api import field as fielderr
@@ -32,6 +31,7 @@ from ..storage import (
     Store,
     StoredObject,
 )
+from ..toolkit.timestamps import now_rfc3339
 from . import errors
 from .admission import CREATE, DELETE, UPDATE, AdmissionChain, AdmissionRequest
 from .decoding import FieldValidation, check_object
@@ -67,10 +67,6 @@ _KEPT_ON_UPDATE = (
 )
 
 log = logging.getLogger("apiserver")
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class UpdateStrategy(Protocol):

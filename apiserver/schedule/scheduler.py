@@ -6,7 +6,8 @@ attached), so one slow bind holds up no other pod.
 
 A cycle that finds no node, an extender that cannot be reached or answers an error, and a
 failed bind all send the pod back after a per-pod backoff, as kube-scheduler's backoff
-queue does. The shim clears what a failed bind wrote, so the retry asks about the cluster
+queue does, and each is told on the pod as kube-scheduler tells it: a Warning Event
+``FailedScheduling`` with the reasons (one Event per pod, its count bumped on a repeat). The shim clears what a failed bind wrote, so the retry asks about the cluster
 as it is now and may land elsewhere.
 
 Ties: kube-scheduler picks at random among the best-scored nodes; here they are taken in
@@ -24,6 +25,7 @@ import logging
 from collections.abc import Mapping
 
 from ..shim.client import APIClient, APIError
+from ..shim.events import ClientEventRecorder
 from ..toolkit import Backoff, CoalescingQueue, Reflector, TokenBucket, run_worker
 from .extender import JSON, Extender, ExtenderError
 
@@ -71,6 +73,7 @@ class StandInScheduler:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.bucket = TokenBucket(qps, max(1, int(qps)))
+        self.events = ClientEventRecorder(api, name)
         self.queue = CoalescingQueue(0.0)
         self.pods: dict[str, JSON] = {}
         """Pods waiting for a node, by namespace/name, as last seen."""
@@ -156,6 +159,19 @@ class StandInScheduler:
         pod = self.pods.get(key)
         if pod is None or key in self.binding:
             return
+        try:
+            await self._cycle(key, pod)
+        except (Unschedulable, ExtenderError) as err:
+            await self._failed_scheduling(pod, str(err))
+            raise
+
+    async def _failed_scheduling(self, pod: JSON, message: str) -> None:
+        try:
+            await self.events.warn(pod, "FailedScheduling", "FailedScheduling", message)
+        except APIError as err:
+            log.warning("pod %s: the FailedScheduling event was not written: %s", _key(pod), err)
+
+    async def _cycle(self, key: str, pod: JSON) -> None:
         nodes = (await self.api.get(NODES)).get("items") or []
         if not nodes:
             raise Unschedulable("0 nodes are available")
@@ -182,6 +198,7 @@ class StandInScheduler:
             await self.extender.bind(pod, node)
         except ExtenderError as err:
             log.warning("pod %s: binding to %s failed: %s", key, node, err)
+            await self._failed_scheduling(pod, f"binding to {node} failed: {err}")
             self._retry(key)
             return
         finally:

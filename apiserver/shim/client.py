@@ -156,14 +156,19 @@ class APIClient:
         await self._http.aclose()
 
     async def _call(
-        self, method: str, path: str, body: JSON | None = None, params: dict[str, str] | None = None
+        self,
+        method: str,
+        path: str,
+        body: JSON | None = None,
+        params: dict[str, str] | None = None,
+        content_type: str = "application/json",
     ) -> JSON:
         try:
             answer = await self._http.request(
                 method,
                 path,
                 content=orjson.dumps(body) if body is not None else None,
-                headers={"Content-Type": "application/json"} if body is not None else None,
+                headers={"Content-Type": content_type} if body is not None else None,
                 params=params,
             )
         except httpx.HTTPError as err:
@@ -183,6 +188,9 @@ class APIClient:
 
     async def update(self, path: str, body: JSON) -> JSON:
         return await self._call("PUT", path, body)
+
+    async def merge_patch(self, path: str, patch: JSON) -> JSON:
+        return await self._call("PATCH", path, patch, content_type="application/merge-patch+json")
 
     async def delete(self, path: str) -> JSON:
         return await self._call("DELETE", path)

@@ -217,9 +217,7 @@ def test_too_many_json_patch_operations_is_413() -> None:
         ([1], "operation 0 is not an object"),
     ],
 )
-def test_a_failed_json_patch_operation_is_worded_by_the_server(
-    ops: list[Any], says: str
-) -> None:
+def test_a_failed_json_patch_operation_is_worded_by_the_server(ops: list[Any], says: str) -> None:
     """Which operation failed and why, in the server's words (not the library's, such as
     ``150 (<class 'int'>) is not equal to ...``)."""
     with pytest.raises(StatusError) as info:
