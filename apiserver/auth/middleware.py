@@ -25,7 +25,7 @@ from .authorizer import AllowAuthenticated, Authorizer, forbidden, request_attri
 from .credentials import Credentials
 from .impersonation import impersonate, wants_impersonation
 
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
 AUTHENTICATED_USER = "auth.authenticated_user"
 ATTRIBUTES = "auth.attributes"
 

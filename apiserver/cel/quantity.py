@@ -111,3 +111,37 @@ def from_cel(value: object) -> Quantity:
 
 
 ZERO_KEY = Quantity(0).key
+
+
+_SI_SUFFIX = {exponent: suffix for suffix, exponent in _DECIMAL.items()}
+_BINARY_SUFFIX = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def serialized(value: str | int | float) -> str:
+    """The text Kubernetes writes for a quantity however it was sent (``Quantity.String``):
+    ``1000m`` is ``1``, ``1.5Gi`` is ``1536Mi``, ``1000`` is ``1k``, ``0.5`` is ``500m``.
+
+    The form follows the suffix sent: binary stays binary while the value is a whole number
+    of at least 1Ki (else it becomes decimal SI), an exponent stays an exponent, anything
+    else is decimal SI. The number is the smallest whole mantissa whose exponent is a
+    multiple of three."""
+    text = value if isinstance(value, str) else repr(value)
+    nanos = parse(text).nanos
+    if nanos == 0:
+        return "0"
+    sign, magnitude = ("-" if nanos < 0 else ""), abs(nanos)
+    suffix = _SPLIT.match(text).group(4)  # type: ignore[union-attr]
+    if suffix in _BINARY and magnitude >= 1024 * NANO and magnitude % NANO == 0:
+        mantissa, power = magnitude // NANO, 0
+        while power < len(_BINARY_SUFFIX) - 1 and mantissa % 1024 == 0:
+            mantissa, power = mantissa // 1024, power + 1
+        return f"{sign}{mantissa}{_BINARY_SUFFIX[power]}"
+    mantissa, exponent = magnitude, -9
+    while mantissa % 10 == 0:
+        mantissa, exponent = mantissa // 10, exponent + 1
+    down = exponent % 3
+    mantissa, exponent = mantissa * 10**down, exponent - down
+    exponential = suffix[:1] in ("e", "E")
+    if exponential or exponent not in _SI_SUFFIX:
+        return f"{sign}{mantissa}" + (f"e{exponent}" if exponent else "")
+    return f"{sign}{mantissa}{_SI_SUFFIX[exponent]}"

@@ -117,9 +117,13 @@ class NodeStrategy(Strategy[Node]):
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
         _sync_pod_cidrs(obj)
+        _default_node_info(obj)
 
     def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
         _sync_pod_cidrs(obj)
+
+    def prepare_for_status_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        _default_node_info(obj)
 
     def validate(self, obj: Node) -> list[FieldError]:
         return validate_node(obj) + validate_node_status(obj)
@@ -132,6 +136,32 @@ class NodeStrategy(Strategy[Node]):
 
     def table_columns(self) -> tuple[Column, ...]:
         return (NAME_COLUMN, *self.columns, AGE_COLUMN, self.version_column, *self.wide_columns)
+
+
+NODE_INFO_FIELDS = (
+    "machineID",
+    "systemUUID",
+    "bootID",
+    "kernelVersion",
+    "osImage",
+    "containerRuntimeVersion",
+    "kubeletVersion",
+    "kubeProxyVersion",
+    "operatingSystem",
+    "architecture",
+)
+"""The string fields of ``status.nodeInfo``: Kubernetes writes every one of them, empty
+when unknown (they are not ``omitempty``), and typed clients require them."""
+
+
+def _default_node_info(obj: dict[str, Any]) -> None:
+    status = obj.setdefault("status", {})
+    if not isinstance(status, dict):
+        return
+    info = status.setdefault("nodeInfo", {})
+    if isinstance(info, dict):
+        for name in NODE_INFO_FIELDS:
+            info.setdefault(name, "")
 
 
 def _sync_pod_cidrs(obj: dict[str, Any]) -> None:

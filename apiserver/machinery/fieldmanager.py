@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union, get_args, get_origin
 
 import orjson
-from pydantic import BaseModel
+from pydantic import BaseModel, WithJsonSchema
 
 PathElement = tuple[str, str]  # ("f", name) | ("k", key json) | ("v", value json)
 FieldPath = tuple[PathElement, ...]
@@ -57,6 +57,8 @@ class SchemaNode:
     elem: SchemaNode | None = None
     list_type: str = "atomic"  # "atomic", "set", "map"
     keys: tuple[str, ...] = ()
+    quantity: bool = False
+    """A scalar that is a resource quantity (written in its canonical form)."""
 
     def child(self, name: str) -> SchemaNode:
         if self.kind == "struct":
@@ -69,8 +71,13 @@ class SchemaNode:
 _ANY = SchemaNode("any")
 
 
-def schema_of(tp: Any, extra: dict[str, Any] | None = None) -> SchemaNode:
-    """Build the merge schema of a pydantic model (or any annotation inside one)."""
+def schema_of(
+    tp: Any, extra: dict[str, Any] | None = None, metadata: Iterable[Any] = ()
+) -> SchemaNode:
+    """Build the merge schema of a pydantic model (or any annotation inside one);
+    ``metadata``: what pydantic took off a field's ``Annotated`` type."""
+    if _is_quantity(tp, metadata):
+        return SchemaNode("scalar", quantity=True)
     tp = _unwrap(tp)
     origin = get_origin(tp)
     extra = extra or {}
@@ -78,7 +85,7 @@ def schema_of(tp: Any, extra: dict[str, Any] | None = None) -> SchemaNode:
         fields = {}
         for name, info in tp.model_fields.items():
             field_extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-            fields[info.alias or name] = schema_of(info.annotation, field_extra)
+            fields[info.alias or name] = schema_of(info.annotation, field_extra, info.metadata)
         return SchemaNode("struct", fields=fields)
     if origin is dict:
         return SchemaNode("map", elem=schema_of(get_args(tp)[1]))
@@ -89,6 +96,21 @@ def schema_of(tp: Any, extra: dict[str, Any] | None = None) -> SchemaNode:
     if tp is Any:
         return _ANY
     return SchemaNode("scalar")
+
+
+def _is_quantity(tp: Any, metadata: Iterable[Any]) -> bool:
+    """Typed ``Quantity`` (api.base), maybe optional: known by its schema marker."""
+    if any(
+        isinstance(m, WithJsonSchema) and (m.json_schema or {}).get("x-k8s-quantity")
+        for m in metadata
+    ):
+        return True
+    if get_origin(tp) is typing.Annotated:
+        return _is_quantity(None, get_args(tp)[1:])
+    if get_origin(tp) in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        return len(args) == 1 and _is_quantity(args[0], ())
+    return False
 
 
 def _unwrap(tp: Any) -> Any:

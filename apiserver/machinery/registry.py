@@ -34,6 +34,7 @@ from ..storage import (
 from ..toolkit.timestamps import now_rfc3339
 from . import errors
 from .admission import CREATE, DELETE, UPDATE, AdmissionChain, AdmissionRequest
+from .canonical import canonicalize_quantities
 from .decoding import FieldValidation, check_object
 from .fieldmanager import ApplyConflictError, FieldManager, conflict_message, render_path
 from .patching import (
@@ -273,6 +274,7 @@ class Registry(StoreReader):
         if self.strategy.has_status and not self.strategy.status_on_create:
             obj.pop("status", None)
         self.strategy.prepare_for_create(obj)
+        canonicalize_quantities(obj, self.field_manager.schema)
         _, warnings = self._parse(obj, opts, self.strategy.validate)
         name = meta["name"]
         await self._admit(CREATE, namespace, name, obj, None, opts)
@@ -574,6 +576,8 @@ class Registry(StoreReader):
         old = current.obj
         meta = old["metadata"]
         name = meta["name"]
+        # Before the generation is decided: 1000m where 1 was stored is no change.
+        canonicalize_quantities(new, self.field_manager.schema)
         new = update.carry_over(old, new)
         old_model = self._model(old)
         _, warnings = self._parse(new, opts, lambda m: update.validate_update(m, old_model))

@@ -32,6 +32,7 @@ class StatusUpdate:
             result.pop("status", None)
         if "managedFields" in new.get("metadata", {}):
             result["metadata"]["managedFields"] = new["metadata"]["managedFields"]
+        self.strategy.prepare_for_status_update(result, old)
         return result
 
     def validate_update(self, new: Any, old: Any) -> list[FieldError]:

@@ -101,6 +101,10 @@ class Strategy(Generic[M]):
         server keeps from ``old`` is already carried over), e.g. apply the defaults a create
         applies, so that re-sending an object without them is not a change."""
 
+    def prepare_for_status_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        """Adjust a status write before it is compared and validated (``obj`` is the stored
+        object with the new status), e.g. the status defaults a create applies."""
+
     def pending_finalizers(self, obj: dict[str, Any]) -> list[str]:
         """What must be done before a deleted object may go: ``metadata.finalizers``, and a
         kind's own finalizers (a Namespace's ``spec.finalizers``) if it has any."""

@@ -275,6 +275,7 @@ def build_app(
     app.add_route("/livez", healthz, get)
     app.add_route("/readyz", readyz, get)
     app.add_route("/version", version, get)
+    app.add_route("/version/", version, get)  # what client-go and the typed clients ask
     app.add_route("/metrics", metrics_endpoint, get)
     app.add_route("/openapi/v2", openapi_v2, get)
     app.add_route("/openapi/v3", openapi_v3_root, get)

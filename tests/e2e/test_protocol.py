@@ -626,9 +626,13 @@ def test_authentication(server: ServerProcess) -> None:
 
 
 def test_version(server: ServerProcess) -> None:
-    """/version answers version.Info JSON."""
+    """/version (and /version/, which client-go and the typed clients ask) answer
+    version.Info JSON."""
     with server.client() as client:
         response = client.get("/version")
+        slashed = client.get("/version/")
+    assert slashed.status_code == 200
+    assert slashed.json() == response.json()
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
     info = response.json()

@@ -9,7 +9,7 @@ import pytest
 
 from apiserver.api.core.node import Node
 from apiserver.api.core.validation.node import validate_node, validate_node_status
-from apiserver.kinds.node import NodeStrategy, node_roles, node_status
+from apiserver.kinds.node import NODE_INFO_FIELDS, NodeStrategy, node_roles, node_status
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
 from apiserver.machinery.selectors import parse_field_selector
@@ -107,6 +107,10 @@ def test_validate_node_status(status: dict[str, Any], expected: list[str]) -> No
     assert [e.field for e in validate_node_status(Node.model_validate(node(**status)))] == expected
 
 
+EMPTY_NODE_INFO = dict.fromkeys(NODE_INFO_FIELDS, "")
+"""What Kubernetes writes for a node whose kubelet reported nothing yet."""
+
+
 def ready(status: str) -> dict[str, Any]:
     return {
         "conditions": [
@@ -196,7 +200,7 @@ async def test_create_keeps_status_and_syncs_pod_cidrs(nodes: Registry) -> None:
     """A node is registered with its status in one create (as a kubelet does); podCIDR and
     podCIDRs are kept in step."""
     created = await nodes.create(None, node(spec={"podCIDR": "10.0.0.0/24"}, **ready("True")), OPTS)
-    assert created.obj.obj["status"] == ready("True")
+    assert created.obj.obj["status"] == {**ready("True"), "nodeInfo": EMPTY_NODE_INFO}
     assert created.obj.obj["spec"]["podCIDRs"] == ["10.0.0.0/24"]
     assert NodeStrategy.core().resource.key(None, "n") == "/core/nodes/n"
 
@@ -207,7 +211,7 @@ async def test_update_of_main_resource_keeps_status(nodes: Registry) -> None:
     body["metadata"]["resourceVersion"] = created.obj.obj["metadata"]["resourceVersion"]
     updated = await nodes.update(None, "n", body, OPTS)
     assert updated.obj.obj["spec"] == {"unschedulable": True}
-    assert updated.obj.obj["status"] == ready("True")
+    assert updated.obj.obj["status"] == {**ready("True"), "nodeInfo": EMPTY_NODE_INFO}
 
 
 async def test_invalid_node_is_refused_and_nothing_stored(nodes: Registry) -> None:
