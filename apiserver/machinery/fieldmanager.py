@@ -467,17 +467,24 @@ class FieldManager:
         force: bool,
         subresource: str = "",
         now: str,
+        normalized: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The object after applying ``config`` as ``manager``; raises ApplyConflictError."""
+        """The object after applying ``config`` as ``manager``; raises ApplyConflictError.
+
+        ``normalized``: ``config`` as the server would store it (canonical quantities, the
+        values the server sets kept from ``live``); its values are what is compared with the
+        live object's, so that a field the server set is no conflict. What the manager owns
+        is what ``config`` names."""
         base = live if live is not None else {}
         entries = _entries(base)
         applied = self._tracked(config, subresource)
+        compared = normalized if normalized is not None else config
         conflicts = []
         for entry in entries:
             if entry.identity == (manager, "Apply", subresource):
                 continue
             for path in entry.fields & applied:
-                if _differs(value_at(base, path), value_at(config, path)):
+                if _differs(value_at(base, path), value_at(compared, path)):
                     conflicts.append(
                         Conflict(
                             entry.manager,

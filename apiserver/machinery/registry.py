@@ -446,6 +446,10 @@ class Registry(StoreReader):
         subresource: str = "",
     ) -> dict[str, Any]:
         live = current.copy() if current is not None else None
+        normalized = copy.deepcopy(config)
+        canonicalize_quantities(normalized, self.field_manager.schema)
+        if live is not None and not subresource:
+            self.strategy.prepare_for_update(normalized, live)
         try:
             return self.field_manager.apply(
                 live,
@@ -454,6 +458,7 @@ class Registry(StoreReader):
                 force=opts.force,
                 subresource=subresource,
                 now=now_rfc3339(),
+                normalized=normalized,
             )
         except ApplyConflictError as exc:
             causes = [

@@ -515,6 +515,40 @@ async def test_apply_creates_then_conflicts_then_forces(rsp: Registry) -> None:
     assert forced.obj.obj["metadata"]["generation"] == 2
 
 
+def _tainted(name: str, value: str = "true") -> dict[str, Any]:
+    body = patch_body(name)
+    body["spec"]["devices"]["taints"] = [
+        {"key": "example.com/unhealthy", "value": value, "effect": "NoSchedule"}
+    ]
+    body["spec"]["devices"]["capacity"] = {"example.com/memory": {"value": "1024Mi"}}
+    return body
+
+
+async def test_apply_after_a_client_side_apply_is_no_conflict_on_what_the_server_set(
+    rsp: Registry,
+) -> None:
+    """kubectl apply, then kubectl apply --server-side of the same manifest: the server-set
+    ``timeAdded`` of the (atomic) taints and a quantity written in another form are not the
+    applier's change, so there is no conflict; a real change still is one."""
+    created = await rsp.create(None, _tainted("p"), WriteOptions(field_manager="client-side"))
+    [taint] = created.obj.obj["spec"]["devices"]["taints"]
+    assert taint["timeAdded"]
+    again = _tainted("p")
+    again["spec"]["devices"]["capacity"]["example.com/memory"]["value"] = "1Gi"
+    applied = await rsp.apply(None, "p", again, WriteOptions(field_manager="kubectl"))
+    assert applied.obj.obj["spec"]["devices"]["taints"] == [taint]
+    assert applied.obj.obj["metadata"]["generation"] == 1
+    changed = _tainted("p", value="false")
+    err = await status_error(rsp.apply(None, "p", changed, WriteOptions(field_manager="other")))
+    assert (err.code, err.reason) == (409, "Conflict")
+    assert err.details is not None
+    # Both co-owners of the taints conflict with the change.
+    assert [(c["field"], c["message"].split('"')[1]) for c in err.details["causes"]] == [
+        (".spec.devices.taints", "client-side"),
+        (".spec.devices.taints", "kubectl"),
+    ]
+
+
 async def test_apply_requires_a_field_manager(rsp: Registry) -> None:
     err = await status_error(rsp.apply(None, "p", patch_body("p"), OPTS))
     assert err.code == 422
