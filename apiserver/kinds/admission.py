@@ -1,8 +1,8 @@
 """Admission plugins of our kinds: a per-user rate limit on creates.
 
 Each user name gets a token bucket of ``burst`` tokens refilled at ``rate`` a second; a
-create takes one, and when there is none it is refused with 429 TooManyRequests and a
-``Retry-After`` of the whole seconds until the next token. Dry runs are checked but take
+create takes one, and when there is none it is refused with 429 TooManyRequests naming
+the whole seconds until the next token (in the message and ``details.retryAfterSeconds``). Dry runs are checked but take
 nothing. The buckets live in this process: with several replicas behind a load balancer a
 user gets up to ``rate`` per replica.
 """
@@ -45,7 +45,7 @@ class UserRateLimiter:
         self._buckets: dict[str, TokenBucket] = {}
 
     def admit(self, user: str, *, dry_run: bool = False) -> None:
-        """Take a token for ``user``, or raise 429 with Retry-After."""
+        """Take a token for ``user``, or raise 429 saying when to retry."""
         bucket = self._buckets.get(user)
         if bucket is None:
             bucket = self._buckets[user] = TokenBucket(self.rate, self.burst, self.clock)

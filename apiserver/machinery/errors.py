@@ -167,13 +167,12 @@ def expired(message: str) -> StatusError:
 
 
 def too_many_requests(message: str, retry_after: int) -> StatusError:
-    return StatusError(
-        429,
-        "TooManyRequests",
-        message,
-        details={"retryAfterSeconds": retry_after},
-        headers={"Retry-After": str(retry_after)},
-    )
+    """A per-user limit reached (as Kubernetes' rate-limiting admission refuses): the
+    seconds go in the Status details, not in a ``Retry-After`` header, for client-go
+    retries a 429 that has one silently, up to ten times, and kubectl would then wait
+    without a word, or print a bare EOF when a retried body cannot be sent again, instead
+    of the message."""
+    return StatusError(429, "TooManyRequests", message, details={"retryAfterSeconds": retry_after})
 
 
 def internal(message: str) -> StatusError:
