@@ -78,6 +78,8 @@ def class_outcome(cls: CompiledClass, version: int, candidate: Candidate) -> Out
 
 
 def patch_outcome(patch: CompiledPatch, candidate: Candidate, classes: ClassLookup) -> Outcome:
+    if not patch.sets_something:
+        return False
     if patch.driver is not None and patch.driver != candidate.driver:
         return False
     if patch.pool is not None and patch.pool != candidate.pool:

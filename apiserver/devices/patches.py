@@ -100,8 +100,17 @@ class CompiledPatch:
 
     @property
     def filter_key(self) -> tuple[Any, ...]:
-        """Everything that decides which devices match (a change means re-evaluating)."""
-        return (self.driver, self.pool, self.device, self.class_name, self.expressions)
+        """Everything that decides which devices match (a change means re-evaluating): the
+        filter, and whether the patch sets anything at all (one that sets nothing applies to
+        no device, rather than being listed on every device it selects)."""
+        return (
+            self.driver,
+            self.pool,
+            self.device,
+            self.class_name,
+            self.expressions,
+            self.sets_something,
+        )
 
     @property
     def merge_key(self) -> tuple[Any, ...]:

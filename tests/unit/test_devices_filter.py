@@ -56,6 +56,22 @@ async def test_no_filter_selects_every_device_of_every_driver(view: Start) -> No
     assert report.matched == 5
 
 
+async def test_a_patch_that_sets_nothing_applies_to_no_device(view: Start) -> None:
+    """An empty patch is not listed on every device (nor counted as matching them); once
+    it sets something it applies, and when it sets nothing again it stops."""
+    setup = await view(patch_obj("empty"))
+    assert all(not s.patched_by for s in setup.view.devices())
+    report = setup.view.patch_report("empty")
+    assert report is not None
+    assert report.matched == 0
+    setup.patches.put(patch_obj("empty", generation=2, attributes=MARK))
+    await setup.settle()
+    assert marked(setup) == {s.name for s in setup.view.devices()}
+    setup.patches.put(patch_obj("empty", generation=3))
+    await setup.settle()
+    assert all(not s.patched_by for s in setup.view.devices())
+
+
 @pytest.mark.parametrize(
     ("criteria", "expected"),
     [
@@ -150,14 +166,17 @@ async def test_a_selector_that_does_not_compile_matches_nothing(view: Start) -> 
 
 
 def test_outcomes_of_one_device() -> None:
-    """The pure rule: names first, then selectors; a failure is not a plain False."""
+    """The pure rule: a patch that sets something, names first, then selectors; a failure
+    is not a plain False."""
     candidate = Candidate(DRIVER, "node-1", device("gpu-0", model="a100"))
-    assert patch_outcome(compile_patch(patch_obj("p")), candidate, lambda _: None) is True
-    assert (
-        patch_outcome(compile_patch(patch_obj("p", pool="other")), candidate, lambda _: None)
-        is False
+    setting = compile_patch(patch_obj("p", attributes=MARK))
+    assert patch_outcome(setting, candidate, lambda _: None) is True
+    assert patch_outcome(compile_patch(patch_obj("p")), candidate, lambda _: None) is False
+    other_pool = compile_patch(patch_obj("p", pool="other", attributes=MARK))
+    assert patch_outcome(other_pool, candidate, lambda _: None) is False
+    failing = compile_patch(
+        patch_obj("p", selectors=[f'device.attributes["{DRIVER}"].x > 1'], attributes=MARK)
     )
-    failing = compile_patch(patch_obj("p", selectors=[f'device.attributes["{DRIVER}"].x > 1']))
     outcome = patch_outcome(failing, candidate, lambda _: None)
     assert isinstance(outcome, SelectorFailure)
     assert outcome.selector == "spec.devices.filter.selectors[0].cel.expression"

@@ -36,7 +36,8 @@ class DevicePatch(APIModel):
 
     filter: DevicePatchFilter | None = Field(
         None,
-        description="Filter defines which device(s) the patch is applied to. No filter matches every device.",
+        description="Filter defines which device(s) the patch is applied to. No filter matches every "
+        "device; a patch that sets no attribute, capacity or taint is applied to none.",
     )
     priority: int | None = Field(
         None,
