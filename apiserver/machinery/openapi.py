@@ -496,13 +496,14 @@ def v2_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
                 for verb, op in item.items()
             }
     one_description_per_field(definitions)
-    document = {
+    document: dict[str, Any] = {
         "swagger": "2.0",
         "info": {"title": title, "version": "v0.1.0"},
         "paths": dict(sorted(paths.items())),
         "definitions": dict(sorted(definitions.items())),
     }
-    return _plain_refs(document)
+    plain: dict[str, Any] = _plain_refs(document)
+    return plain
 
 
 _ANNOTATIONS = frozenset({"description", "default", "readOnly", "example"})

@@ -147,9 +147,12 @@ def test_v2_fields_refer_with_a_plain_ref_and_their_description_beside_it() -> N
     rsp = V2_SCHEMAS["io.k8s.api.resource.v1alpha3.ResourceSlicePatch"]
     spec = rsp["properties"]["spec"]
     assert spec["$ref"] == "#/definitions/io.k8s.api.resource.v1alpha3.ResourceSlicePatchSpec"
-    assert spec["description"] == V3_SCHEMAS[
-        "io.k8s.api.resource.v1alpha3.ResourceSlicePatch"
-    ]["properties"]["spec"]["description"]
+    assert (
+        spec["description"]
+        == V3_SCHEMAS["io.k8s.api.resource.v1alpha3.ResourceSlicePatch"]["properties"]["spec"][
+            "description"
+        ]
+    )
     capacity = V2_SCHEMAS["io.k8s.api.resource.v1alpha3.DeviceCapacity"]
     assert capacity["properties"]["value"] == {
         "$ref": "#/definitions/io.k8s.apimachinery.pkg.api.resource.Quantity",
