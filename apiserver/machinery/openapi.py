@@ -520,10 +520,11 @@ def _plain_refs(node: Any) -> Any:
     "description": ...}``, at any depth.
 
     That is the shape kube-apiserver publishes in v2 (its v3 uses ``allOf``), and the only
-    one the OpenAPI v2 parser of kubectl 1.28 (kube-openapi of that release) reads: it takes
-    a field with ``allOf`` and no ``$ref`` for an untyped value, and the second client-side
-    apply, or a diff, of such a kind then fails. A field whose ``allOf`` holds more than one
-    schema, or whose siblings shape the value (type, properties, ...), keeps its ``allOf``.
+    one kubectl 1.28 reads: its OpenAPI v2 parser (kube-openapi of that release) finds no
+    schema behind a field written with ``allOf``, and its strategic-merge diff, which the
+    second client-side apply and ``kubectl diff`` compute, panics on the missing schema. A
+    field whose ``allOf`` holds more than one schema, or whose siblings shape the value
+    (type, properties, ...), keeps its ``allOf``.
     """
     if isinstance(node, list):
         return [_plain_refs(n) for n in node]
