@@ -204,9 +204,18 @@ def fetch() -> list[str]:
 
 
 def lock() -> None:
-    """package-lock.json from package.json (its versions are exact pins)."""
+    """package-lock.json from package.json (its versions are exact pins). The lock names no
+    registry: ``npm ci`` fetches from whichever registry the machine is set up with."""
     _npm(
-        ["install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"], RELEASES
+        [
+            "install",
+            "--package-lock-only",
+            "--omit-lockfile-registry-resolved",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+        ],
+        RELEASES,
     )
 
 
