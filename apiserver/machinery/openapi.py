@@ -8,7 +8,9 @@ advertised are the ones implemented: JSON patch, merge patch, strategic merge pa
 
 Schemas are rewritten from pydantic's JSON Schema into the OpenAPI dialect Kubernetes
 uses: definitions named ``io.k8s.api.<group>.<version>.<Type>``, ``$ref`` with siblings
-wrapped in ``allOf``, nullable unions collapsed, quantities as ``Quantity``.
+wrapped in ``allOf``, nullable unions collapsed, quantities as ``Quantity``. The v2 document
+then writes a field's reference as kube-apiserver's own v2 does: a plain ``$ref`` with its
+description beside it (see ``_plain_refs``).
 """
 
 from __future__ import annotations
@@ -494,12 +496,60 @@ def v2_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
                 for verb, op in item.items()
             }
     one_description_per_field(definitions)
-    return {
+    document: dict[str, Any] = {
         "swagger": "2.0",
         "info": {"title": title, "version": "v0.1.0"},
         "paths": dict(sorted(paths.items())),
         "definitions": dict(sorted(definitions.items())),
     }
+    plain: dict[str, Any] = _plain_refs(document)
+    return plain
+
+
+_ANNOTATIONS = frozenset({"description", "default", "readOnly", "example"})
+"""Keywords that only annotate a field: beside a plain ``$ref`` they change nothing about
+which schema the field has, so v2 needs no ``allOf`` to carry them."""
+
+_DATA = frozenset({"default", "enum", "example"})
+_NAMED = frozenset({"properties", "definitions"})
+"""Maps from a name (a field's, a definition's) to a schema: any name may appear there."""
+
+
+def _plain_refs(node: Any) -> Any:
+    """``{"allOf": [{"$ref": X}], "description": ...}`` written as ``{"$ref": X,
+    "description": ...}``, at any depth.
+
+    That is the shape kube-apiserver publishes in v2 (its v3 uses ``allOf``), and the only
+    one kubectl 1.28 reads: its OpenAPI v2 parser (kube-openapi of that release) finds no
+    schema behind a field written with ``allOf``, and its strategic-merge diff, which the
+    second client-side apply and ``kubectl diff`` compute, panics on the missing schema. A
+    field whose ``allOf`` holds more than one schema, or whose siblings shape the value
+    (type, properties, ...), keeps its ``allOf``.
+    """
+    if isinstance(node, list):
+        return [_plain_refs(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _NAMED and isinstance(value, dict):
+            out[key] = {name: _plain_refs(schema) for name, schema in value.items()}
+        elif key in _DATA or key.startswith("x-"):
+            out[key] = value  # data (a default, an enum's members, an extension): as written
+        else:
+            out[key] = _plain_refs(value)
+    all_of = out.get("allOf")
+    siblings = [key for key in out if key != "allOf"]
+    if (
+        isinstance(all_of, list)
+        and len(all_of) == 1
+        and isinstance(all_of[0], dict)
+        and list(all_of[0]) == ["$ref"]
+        and all(key in _ANNOTATIONS or key.startswith("x-") for key in siblings)
+    ):
+        del out["allOf"]
+        out = {"$ref": all_of[0]["$ref"], **out}
+    return out
 
 
 def _v2_param(param: dict[str, Any]) -> dict[str, Any]:

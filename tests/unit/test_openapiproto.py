@@ -81,6 +81,17 @@ def test_definitions_keep_types_properties_and_enums() -> None:
     assert [orjson.loads(one(e, 2)) for e in field(fields_type, 20)] == ["FieldsV1"]
 
 
+def test_a_field_refers_with_a_plain_ref_and_its_description() -> None:
+    """The protobuf form has the JSON form's shape: Schema.$ref (1) and description (4)
+    beside it, no allOf (24), which kubectl 1.28 does not follow."""
+    definitions = named(one(WIRE, 9), 1)
+    patch = definitions["io.k8s.api.resource.v1alpha3.ResourceSlicePatch"]
+    spec = named(one(patch, 25), 1)["spec"]
+    assert one(spec, 1) == b"#/definitions/io.k8s.api.resource.v1alpha3.ResourceSlicePatchSpec"
+    assert one(spec, 4).decode().strip()
+    assert field(spec, 24) == []
+
+
 @pytest.mark.parametrize(
     ("schema", "number", "expected"),
     [
