@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..allocator import Allocator, Claim, NodeResult, parse_claim
+from ..allocator import Allocator, Claim, NodeResult, ReviewBudget, parse_claim
 from ..api.resource.allocationreview import RESERVATION_SECONDS_DEFAULT, AllocationReview
 from ..api.resource.views import DeviceID
 from ..machinery import errors
@@ -38,6 +38,7 @@ CATCH_UP_SECONDS = 10.0
 RESERVE_ATTEMPTS = 3
 _REQUEST = re.compile(r"^claim (?P<claim>\S+)(?: request (?P<request>\S+))?: (?P<message>.*)$")
 _REASONS = (
+    ("not searched", "NotSearched"),
     ("budget", "BudgetExhausted"),
     ("unsatisfiable", "ConstraintUnsatisfiable"),
     ("counters exhausted", "CountersExhausted"),
@@ -65,12 +66,13 @@ class AllocationService:
         spec = review.spec
         claims = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
         nodes = self._nodes(spec.node_names)
+        budget = ReviewBudget()  # one for the review, every attempt and node included
         for _ in range(RESERVE_ATTEMPTS):
             held = self.reservations.held()
             allocator = Allocator(
                 self.pools.snapshot(), self._classes(), reserved={DeviceID(*d) for d in held}
             )
-            results = sorted(await allocator.review(claims, nodes), key=_rank)
+            results = sorted(await allocator.review(claims, nodes, budget), key=_rank)
             status: dict[str, Any] = {"nodes": [_node_answer(r) for r in results]}
             best = next((r for r in results if r.feasible), None)
             if not spec.reserve or best is None:
