@@ -217,7 +217,7 @@ class Allocator:
         once it is spent the remaining nodes are answered "not searched". Cancelling the
         calling task stops the search at its next pause."""
         budget = budget if budget is not None else ReviewBudget(self.budget)
-        out = []
+        out: list[NodeResult] = []
         paused = time.perf_counter()
         for i, node in enumerate(nodes):
             if budget.exhausted:
