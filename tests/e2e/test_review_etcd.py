@@ -4,8 +4,8 @@ answers 201 right after a write made through either, and sees that write."""
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,15 +22,20 @@ PATH = f"/apis/{GROUP}/v1alpha3/allocationreviews"
 ROUNDS = 4
 
 
-@pytest.fixture
-def replicas(tmp_path: Path, etcd: LocalEtcd) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+@pytest.fixture(scope="module")
+def replicas(
+    tmp_path_factory: pytest.TempPathFactory, etcd: LocalEtcd
+) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    workdir = tmp_path_factory.mktemp("review-etcd")
     args = ["--etcd-prefix", "/review-etcd", "--bookmark-interval", "1"]
-    a = start_server(tmp_path / "a", args, storage=etcd.url)
+    a = start_server(workdir / "a", args, storage=etcd.url)
     try:
-        b = start_server(tmp_path / "b", args, storage=etcd.url)
+        b = start_server(workdir / "b", args, storage=etcd.url)
     except BaseException:
         a.stop()
         raise
+    for name in ("00-deviceclasses.yaml", "05-nodes.yaml"):
+        a.kubectl("apply", "-f", str(REPO / "examples" / name))
     yield a, b
     a.stop()
     b.stop()
@@ -77,8 +82,6 @@ def test_reviews_answer_right_after_a_write_on_either_replica(
     replicas: tuple[ServerProcess, ServerProcess],
 ) -> None:
     a, b = replicas
-    for name in ("00-deviceclasses.yaml", "05-nodes.yaml"):
-        a.kubectl("apply", "-f", str(REPO / "examples" / name))
     with a.client() as via_a, b.client() as via_b:
         for i in range(ROUNDS):
             writer, reviewer = (via_a, via_b) if i % 2 == 0 else (via_b, via_b)
@@ -105,3 +108,31 @@ def test_reviews_answer_right_after_a_write_on_either_replica(
     listed = a.kubectl("get", "resourceslices", "-o", "yaml").stdout
     names = {item["metadata"]["name"] for item in yaml.safe_load(listed)["items"]}
     assert {f"node-{1 + i % 2}-etcd-model-{i}" for i in range(ROUNDS)} <= names  # no marks
+
+
+def test_many_reviews_at_once_on_both_replicas_right_after_writes(
+    replicas: tuple[ServerProcess, ServerProcess],
+) -> None:
+    """Each round: a write through one replica, then 24 reviews at once split over both,
+    each needing every idle kind's cache to prove it caught up; all answer 201 and see it."""
+    a, b = replicas
+
+    def ask(server: ServerProcess, model: str) -> tuple[int, bool]:
+        with server.client() as client:
+            answer = client.post(PATH, json=review_of(model))
+            if answer.status_code != 201:
+                return answer.status_code, False
+            nodes = answer.json()["status"]["nodes"]
+            return 201, any(n["feasible"] for n in nodes if n["nodeName"] == "node-1")
+
+    with concurrent.futures.ThreadPoolExecutor(24) as pool:
+        for round_ in range(3):
+            model = f"crowd-model-{round_}"
+            writer = a if round_ % 2 == 0 else b
+            with writer.client() as client:
+                written = client.post(
+                    f"/apis/{GROUP}/v1/resourceslices", json=model_slice("node-1", model)
+                )
+                assert written.status_code == 201, written.text
+            answers = list(pool.map(ask, [a, b] * 12, [model] * 24))
+            assert answers == [(201, True)] * 24, answers
