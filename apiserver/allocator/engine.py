@@ -3,7 +3,7 @@
     allocator = Allocator(pools, classes)            # pools: apiserver.pools.Pools snapshot
     claims = [parse_claim("ns/name", claim_json)]    # ResourceClaim or ResourceClaimSpec JSON
     result = allocator.allocate(claims, Node("node-1", {"zone": "a"}))
-    results = await allocator.review(claims, nodes)  # the same per node, on an event loop
+    results = await allocator.review(claims, nodes)  # per node, on an event loop, one budget
 
 An ``Allocator`` is made from one ``Pools`` snapshot (gathered pools, allocated and
 reserved devices) and the DeviceClasses by name; ``reserved`` adds devices held elsewhere.

@@ -642,9 +642,11 @@ class EtcdWatch(Watch):
     """One etcd watch stream for one prefix, from a revision.
 
     ``progress()`` is a revision up to which every event was delivered: the last event's,
-    or a progress notification etcd orders after pending events. ``request_progress()``
-    asks etcd for a notification; ``reported_revision`` is the newest revision etcd
-    reported on this stream, proven complete only when ``progress()`` reaches it.
+    a progress notification etcd orders after pending events, or a progress mark that came
+    through. ``request_progress()`` asks etcd for a notification; ``reported_revision`` is
+    the newest revision etcd reported on this stream, proven complete only when
+    ``progress()`` reaches it. ``request_ordered_progress()`` asks for a notification where
+    etcd orders them, else for a progress mark (see the module docstring).
     """
 
     def __init__(self, store: EtcdStore, prefix: str, revision: int) -> None:
