@@ -5,7 +5,7 @@ review arrived, and the pool index has absorbed the device view), so ``kubectl a
 followed by a review never gets a stale answer; on any supported etcd, since a source asks
 for progress it can count on (a progress mark where etcd cannot order its notifications,
 see ``storage.etcd``). One search budget serves the whole review (``ReviewBudget``), and a
-review whose client goes away is cancelled at the door (``machinery.review``), which stops
+review whose client goes away is cancelled (``machinery.disconnect``), which stops
 its search at the next pause. Then: the claims (stored ones from the
 claims source, inline specs as sent), the candidate nodes (named, or every node the
 cluster knows; a name with no Node object is a node without labels), one allocator over a
