@@ -37,7 +37,9 @@ says where to get to but not when an idle watch got there (nothing comes through
 detecting the version alone only says that notifications cannot be trusted. The cost is a
 small write per lagging kind and review round, and only on such old etcd; consistent reads
 of the watch cache keep asking for plain notifications and fall back to etcd itself, as
-kube-apiserver does there, so reads never write.
+kube-apiserver does there, so reads never write. A mark stays (one key per kind); a server
+version that predates marks cannot list a kind that has one, so before going back to such
+a version, delete the keys under the prefix that end in ``/``.
 """
 
 from __future__ import annotations
