@@ -23,6 +23,7 @@ from . import (
     rbacbench,
     report,
     reservations,
+    reviewbudget,
     shim,
     suite,
     tlspeer,
@@ -56,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         profile.SECTION,
         allocator.SECTION,
         reservations.SECTION,
+        reviewbudget.SECTION,
         watchmemory.SECTION,
         tlspeer.SECTION,
         shim.SECTION,
@@ -114,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         profile.SECTION: lambda: profile.render(profile.run(generator, log=log), date),
         allocator.SECTION: lambda: allocator.render(allocator.run(log=log), date),
         reservations.SECTION: lambda: reservations.render(reservations.run(log=log), date),
+        reviewbudget.SECTION: lambda: reviewbudget.render(reviewbudget.measure(log), date),
         watchmemory.SECTION: lambda: watchmemory.render(watchmemory.run(log=log), date),
         tlspeer.SECTION: lambda: tlspeer.render(
             tlspeer.run(generator, settings), generator.description, date

@@ -2,11 +2,13 @@
 
 ``Allocator`` (``engine``) is the entry point: a ``Pools`` snapshot and the DeviceClasses
 in; per node a ``NodeResult`` out (feasible, score, upstream AllocationResult per claim,
-reasons). ``parse_claim`` reads a ResourceClaim or its spec. The search itself
+reasons). ``parse_claim`` reads a ResourceClaim or its spec; ``ReviewBudget`` is one
+search budget shared by every node of a review (``budget``). The search itself
 (``search``), its candidates (``candidates``), constraints (``constraints``) and output
 shapes and score (``result``) have no I/O and no API types.
 """
 
+from .budget import NODE_SHARE, ReviewBudget
 from .candidates import RANK_NAMES, Candidate
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim, ConstraintSpec, Request, parse_claim
 from .engine import Allocator, ClaimOutcome, NodeResult
@@ -15,6 +17,7 @@ from .search import Budget, GaveUp
 
 __all__ = [
     "MAX_DEVICES_PER_CLAIM",
+    "NODE_SHARE",
     "RANK_NAMES",
     "Allocator",
     "Alternative",
@@ -26,6 +29,7 @@ __all__ = [
     "GaveUp",
     "NodeResult",
     "Request",
+    "ReviewBudget",
     "parse_claim",
     "score",
 ]

@@ -3,7 +3,7 @@
     allocator = Allocator(pools, classes)            # pools: apiserver.pools.Pools snapshot
     claims = [parse_claim("ns/name", claim_json)]    # ResourceClaim or ResourceClaimSpec JSON
     result = allocator.allocate(claims, Node("node-1", {"zone": "a"}))
-    results = await allocator.review(claims, nodes)  # the same per node, on an event loop
+    results = await allocator.review(claims, nodes)  # per node, on an event loop, one budget
 
 An ``Allocator`` is made from one ``Pools`` snapshot (gathered pools, allocated and
 reserved devices) and the DeviceClasses by name; ``reserved`` adds devices held elsewhere.
@@ -27,7 +27,9 @@ Event loop: ``allocate`` runs the search to the end; ``review`` runs it in chunk
 ``search``) and yields to the event loop between chunks, and between nodes once a slice of
 time has passed, so a long search never holds the loop for more than one chunk (bench/RESULTS.md measures the
 longest stall). A budget of steps, CEL evaluations and seconds ends a search with the
-reason "budget exhausted", never a hang.
+reason "budget exhausted", never a hang; ``review`` shares one budget over all its nodes
+(``budget``), so a review's work does not grow with its number of nodes, and answers the
+nodes it had no budget left for "not searched".
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import Any
 from ..api.resource.views import DeviceID
 from ..cel import CELError, Program, compile_constraint, compile_selector
 from ..pools import Node, Pools, PoolState, fits, selector_matches
+from .budget import ReviewBudget
 from .candidates import Candidate, Group, SelectorCache, Tally, filter_candidates, group
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim, ConstraintSpec
 from .constraints import (
@@ -202,27 +205,44 @@ class Allocator:
             result: NodeResult = done.value
             return result
 
-    async def review(self, claims: Sequence[Claim], nodes: Sequence[Node]) -> list[NodeResult]:
+    async def review(
+        self,
+        claims: Sequence[Claim],
+        nodes: Sequence[Node],
+        budget: ReviewBudget | None = None,
+    ) -> list[NodeResult]:
         """The claims on each node, yielding to the event loop between chunks of the search
-        and between nodes."""
-        out = []
+        and between nodes. One budget serves every node (``budget``, by default this
+        allocator's ``Budget`` for the whole call): each node's search gets a share, and
+        once it is spent the remaining nodes are answered "not searched". Cancelling the
+        calling task stops the search at its next pause."""
+        budget = budget if budget is not None else ReviewBudget(self.budget)
+        out: list[NodeResult] = []
         paused = time.perf_counter()
-        for node in nodes:
-            steps = self.search(claims, node)
+        for i, node in enumerate(nodes):
+            if budget.exhausted:
+                out.extend(_not_searched(n, budget) for n in nodes[i:])
+                break
+            steps = self.search(claims, node, budget.share(len(nodes) - i))
             try:
                 while True:
                     next(steps)
                     await asyncio.sleep(0)
                     paused = time.perf_counter()
             except StopIteration as done:
-                out.append(done.value)
+                result: NodeResult = done.value
+                out.append(result)
+                budget.spend(result.steps, result.evaluations)
             if time.perf_counter() - paused > SLICE:  # most nodes take microseconds
                 await asyncio.sleep(0)
                 paused = time.perf_counter()
         return out
 
-    def search(self, claims: Sequence[Claim], node: Node) -> Generator[None, None, NodeResult]:
-        """The search as a generator that yields every ``Budget.chunk`` steps."""
+    def search(
+        self, claims: Sequence[Claim], node: Node, budget: Budget | None = None
+    ) -> Generator[None, None, NodeResult]:
+        """The search as a generator that yields every ``Budget.chunk`` steps, bounded by
+        ``budget`` (this allocator's by default)."""
         for claim in claims:
             if not _allocation_reaches(claim, node):
                 return NodeResult(
@@ -245,7 +265,7 @@ class Allocator:
         fixed = [r.id for p in plans if p.fixed for r in p.claim.allocated if not r.admin_access]
         if fixed:
             held = held | set(fixed)
-        search = Search(plans, held, self.used, self.limits, self.budget, evaluations)
+        search = Search(plans, held, self.used, self.limits, budget or self.budget, evaluations)
         try:
             found = yield from search.run()
         except GaveUp as gave_up:
@@ -596,6 +616,17 @@ class Allocator:
                 used = self.used.get((pool, set_name, counter), 0)
                 out.setdefault(set_name, {})[counter] = limit - used
         return out
+
+
+def _not_searched(node: Node, budget: ReviewBudget) -> NodeResult:
+    return NodeResult(
+        node.name,
+        False,
+        why=(
+            f"not searched: the review's search budget ({budget.describe()}) was spent on"
+            f" {budget.nodes} earlier node(s)",
+        ),
+    )
 
 
 def _allocation_reaches(claim: Claim, node: Node) -> bool:

@@ -23,6 +23,7 @@ from ..api import meta
 from ..storage import StoredObject
 from . import errors, queryparams
 from .decoding import FieldValidation, check_object, decode_body, media_type
+from .disconnect import unless_client_leaves
 from .negotiation import Shape, negotiate
 from .patching import APPLY_PATCH, SUPPORTED_PATCH_TYPES
 from .requestinfo import RequestInfo, parse_request
@@ -214,7 +215,12 @@ class ResourceHandler:
             shape = _answer_shape(request)  # refused now, not after the object is stored
             write = parse_write_options(request, apply=False)
             body = decode_body(await self._body(request), request.headers.get("content-type"))
-            result = await endpoint.creater.create(namespace, body, write)
+            creating = endpoint.creater.create(namespace, body, write)
+            if getattr(served, "stops_when_client_leaves", False):
+                what = f"POST {served.resource.plural}.{served.resource.group or 'core'}"
+                result = await unless_client_leaves(request.receive, creating, what)
+            else:
+                result = await creating
             return self._written(request, served, result, shape)
         if verb == "update" and endpoint.updater is not None:
             assert info.name is not None

@@ -4,7 +4,8 @@ POST sends a spec; the answer is the same object with its computed status, at on
 201. Nothing is written, so there is no name to get, nothing to list or watch, and every
 other verb is 405. The body is parsed and validated once, as any create is (unknown fields
 per fieldValidation, 422 naming every failing field); the kind's ``ReviewStrategy``
-computes the status from the spec and from who asks.
+computes the status from the spec and from who asks. A client that goes before the answer
+cancels the review (``disconnect``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class ReviewStrategy(Strategy[M], Generic[M]):
 
 class ReviewResource:
     subresource = ""
+    stops_when_client_leaves = True
+    """Nothing is stored that the client must know of: if it goes before the answer, the
+    review is cancelled (``disconnect``)."""
 
     def __init__(self, strategy: ReviewStrategy[Any]) -> None:
         self.strategy = strategy

@@ -2,7 +2,11 @@
 
 A review first catches up (the cluster's sources reach the revision the store had when the
 review arrived, and the pool index has absorbed the device view), so ``kubectl apply``
-followed by a review never gets a stale answer. Then: the claims (stored ones from the
+followed by a review never gets a stale answer; on any supported etcd, since a source asks
+for progress it can count on (a progress mark where etcd cannot order its notifications,
+see ``storage.etcd``). One search budget serves the whole review (``ReviewBudget``), and a
+review whose client goes away is cancelled (``machinery.disconnect``), which stops
+its search at the next pause. Then: the claims (stored ones from the
 claims source, inline specs as sent), the candidate nodes (named, or every node the
 cluster knows; a name with no Node object is a node without labels), one allocator over a
 snapshot of the pools with every reserved device held, and the engine's answer per node,
@@ -20,7 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..allocator import Allocator, Claim, NodeResult, parse_claim
+from ..allocator import Allocator, Claim, NodeResult, ReviewBudget, parse_claim
 from ..api.resource.allocationreview import RESERVATION_SECONDS_DEFAULT, AllocationReview
 from ..api.resource.views import DeviceID
 from ..machinery import errors
@@ -35,9 +39,12 @@ log = logging.getLogger("apiserver.allocation")
 CATCH_UP_SECONDS = 10.0
 """How long a review waits for the caches to reach the store's revision before it answers
 503 (a store that cannot be followed is unavailable, not a reason for a stale answer)."""
+ASK_AGAIN_SECONDS = 0.5
+"""How long a catch-up waits for a source's progress before asking for it again."""
 RESERVE_ATTEMPTS = 3
 _REQUEST = re.compile(r"^claim (?P<claim>\S+)(?: request (?P<request>\S+))?: (?P<message>.*)$")
 _REASONS = (
+    ("not searched", "NotSearched"),
     ("budget", "BudgetExhausted"),
     ("unsatisfiable", "ConstraintUnsatisfiable"),
     ("counters exhausted", "CountersExhausted"),
@@ -65,12 +72,13 @@ class AllocationService:
         spec = review.spec
         claims = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
         nodes = self._nodes(spec.node_names)
+        budget = ReviewBudget()  # one for the review, every attempt and node included
         for _ in range(RESERVE_ATTEMPTS):
             held = self.reservations.held()
             allocator = Allocator(
                 self.pools.snapshot(), self._classes(), reserved={DeviceID(*d) for d in held}
             )
-            results = sorted(await allocator.review(claims, nodes), key=_rank)
+            results = sorted(await allocator.review(claims, nodes, budget), key=_rank)
             status: dict[str, Any] = {"nodes": [_node_answer(r) for r in results]}
             best = next((r for r in results if r.feasible), None)
             if not spec.reserve or best is None:
@@ -107,14 +115,18 @@ class AllocationService:
         revision, and the pool index has absorbed the view."""
         revision = await self.store.current_revision()
         sources = self.cluster.own_sources()
-        for source in sources:
-            if source.revision < revision:
-                # A source of a kind nobody wrote lately knows of the newer revisions only
-                # from the store's progress reports: ask for one now.
-                source.request_progress()
         deadline = time.monotonic() + CATCH_UP_SECONDS
-        while any(s.revision < revision for s in sources):
-            if time.monotonic() > deadline:
+        ask = 0.0
+        while behind := [s for s in sources if s.revision < revision]:
+            now = time.monotonic()
+            if now >= ask:
+                # A source of a kind nobody wrote lately knows of the newer revisions only
+                # from the store's progress reports (on an etcd that cannot order them, a
+                # progress mark written for it): ask now, and again if a request was lost.
+                for source in behind:
+                    source.request_progress()
+                ask = now + ASK_AGAIN_SECONDS
+            if now > deadline:
                 raise errors.StatusError(
                     503,
                     "ServiceUnavailable",

@@ -8,7 +8,8 @@ after an exponential backoff, resuming the watch where it stopped (the loop is
 ``Informer``'s). When the watch is idle, its progress (the store's bookmarks) advances the
 source's revision: read every ``progress_interval``, and at once when the backend reports
 progress or a reader asks (``request_progress``), so that a reader waiting for the store's
-current revision does not wait for the next interval.
+current revision does not wait for the next interval. What a reader asks for is progress it
+can count on (``Watch.request_ordered_progress``), on any etcd.
 """
 
 from __future__ import annotations
@@ -63,7 +64,9 @@ class StoreSource(Informer):
     def request_progress(self) -> None:
         watch = self._current
         if watch is not None:
-            watch.request_progress()  # the etcd backend asks etcd; the others know already
+            # Progress a reader can count on: an etcd that cannot order its notifications
+            # gets a progress mark written; the other backends know already.
+            watch.request_ordered_progress()
             self._progress_due.set()
 
     async def _watch(self) -> bool:

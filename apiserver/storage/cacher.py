@@ -22,6 +22,10 @@ watchers, who re-watch from their last revision (resuming from the backend's his
 or 410 Gone so their clients relist). A transient upstream failure (etcd down) keeps the
 cache and its watchers: the upstream watch resumes from the cache's revision.
 
+A client watch's progress requests go to the upstream watch of its prefix (an ordered one
+may cost the backend a write; see ``Watch.request_ordered_progress``), and the upstream's
+progress reports reach it through ``on_progress``.
+
 Memory: the current objects of each cached prefix, plus at most ``window`` events and
 ``window_bytes`` of them per prefix (their JSON bytes, without parsed copies). A watcher that falls more than
 ``max_pending`` events behind is closed, as in the Go cacher.
@@ -33,7 +37,7 @@ import asyncio
 import builtins
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from ..tasks import BackgroundTask
@@ -76,6 +80,8 @@ class _PrefixCache:
         self._changed = asyncio.Event()
         self._synced_event = asyncio.Event()
         self._upstream: Watch | None = None
+        self.progress_listeners: set[Callable[[], None]] = set()
+        """Called when the upstream reports progress (client watches' ``on_progress``)."""
         self.reflector = Reflector(
             f"watch cache {prefix}",
             list_all=self._list,
@@ -103,7 +109,7 @@ class _PrefixCache:
     async def _watch(self) -> bool:
         watch = self.backend.watch(self.prefix, self.revision)
         self._upstream = watch
-        watch.on_progress = self._notify
+        watch.on_progress = self._on_progress
         delivered = False
         try:
             async for event in watch:
@@ -166,6 +172,21 @@ class _PrefixCache:
     def _notify(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
+
+    def _on_progress(self) -> None:
+        self._notify()
+        for listener in tuple(self.progress_listeners):
+            listener()
+
+    def request_progress(self, *, ordered: bool) -> None:
+        """Ask the upstream for progress (see ``Watch.request_ordered_progress``)."""
+        upstream = self._upstream
+        if upstream is None:
+            return
+        if ordered:
+            upstream.request_ordered_progress()
+        else:
+            upstream.request_progress()
 
     # -- reads -------------------------------------------------------------------------
 
@@ -355,6 +376,7 @@ class _CacheWatch(FollowingWatch):
         if self._revision < prefix_cache.window.start:
             # Older than the window: the backend's history has it (or says 410).
             self._direct = self._cache.backend.watch(self._prefix, self._revision)
+            self._direct.on_progress = self._report_progress
             async for event in self._direct:
                 yield event
             return
@@ -365,8 +387,16 @@ class _CacheWatch(FollowingWatch):
             for e in prefix_cache.window.after(self._revision)
             if self._prefix <= e.object.key < self._end
         ]
-        async for event in self._replay_then_follow(backlog, sub):
-            yield event
+        prefix_cache.progress_listeners.add(self._report_progress)
+        try:
+            async for event in self._replay_then_follow(backlog, sub):
+                yield event
+        finally:
+            prefix_cache.progress_listeners.discard(self._report_progress)
+
+    def _report_progress(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress()
 
     def _head(self) -> int:
         return self._prefix_cache.progress()
@@ -375,6 +405,18 @@ class _CacheWatch(FollowingWatch):
         if self._direct is not None:
             return self._direct.progress()
         return super().progress()
+
+    def request_progress(self) -> None:
+        if self._direct is not None:
+            self._direct.request_progress()
+        else:
+            self._prefix_cache.request_progress(ordered=False)
+
+    def request_ordered_progress(self) -> None:
+        if self._direct is not None:
+            self._direct.request_ordered_progress()
+        else:
+            self._prefix_cache.request_progress(ordered=True)
 
     async def close(self) -> None:
         self._closed.set()

@@ -19,6 +19,27 @@ copy), never a parse and re-encode.
 
 Every call has a short deadline and every transport failure is a
 ``StorageUnavailableError`` (503 to clients): an etcd outage never hangs a request.
+
+Progress. A reader that must see every write acknowledged before it began (an
+AllocationReview's catch-up) needs each watch to prove it delivered every event up to the
+store's current revision, including watches of kinds nobody wrote lately. etcd 3.4.31+ and
+3.5.13+ order a requested progress notification after pending events; older ones (3.5.1 is
+what the dev extras install) may send it first (etcd-io/etcd#15220), so it proves nothing.
+There ``request_ordered_progress`` writes a *progress mark*: a put of the key that is the
+watched prefix itself (``<prefix>/<group>/<plural>/``, a key no object can have, since an
+object's ends in its name). etcd delivers a watch's events in revision order without gaps,
+so when the mark comes through, every earlier event of that prefix has; the watch swallows
+it and counts its revision as progress, and lists never show it (a key ending in ``/`` is a
+mark). Requests coalesce: the marks asked for while one transaction is in flight go
+together in the next, one revision for all of them. Chosen over the alternatives because
+it is the only one that proves order on every etcd: a quorum read of the current revision
+says where to get to but not when an idle watch got there (nothing comes through it), and
+detecting the version alone only says that notifications cannot be trusted. The cost is a
+small write per lagging kind and review round, and only on such old etcd; consistent reads
+of the watch cache keep asking for plain notifications and fall back to etcd itself, as
+kube-apiserver does there, so reads never write. A mark stays (one key per kind); a server
+version that predates marks cannot list a kind that has one, so before going back to such
+a version, delete the keys under the prefix that end in ``/``.
 """
 
 from __future__ import annotations
@@ -220,6 +241,8 @@ class EtcdStore:
         self.server_version = ""
         self._probe_waiters: asyncio.Future[int] | None = None
         self._prober: asyncio.Task[None] | None = None
+        self._marks_wanted: set[bytes] = set()
+        self._marker: asyncio.Task[None] | None = None
         self._compactor = BackgroundTask("etcd compaction", self._compact_periodically, log)
 
     # -- lifecycle ---------------------------------------------------------------
@@ -264,10 +287,11 @@ class EtcdStore:
             return
         self._closed = True
         await self._compactor.close()
-        if self._prober is not None:
-            self._prober.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._prober
+        for task in (self._prober, self._marker):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         if self._channel is not None:
             await self._channel.close()
 
@@ -326,16 +350,20 @@ class EtcdStore:
     async def list(
         self, prefix: str, *, revision: int | None = None, start: str = "", limit: int = 0
     ) -> ListPage:
-        request = rpc.RangeRequest(
-            key=self._key(max(prefix, start)),
-            range_end=self._key(prefix_end(prefix)),
-            limit=limit,
-            revision=revision or 0,
-        )
-        response = await self._call(self._kv.Range, request, revision or 0)
-        self._seen(response.header.revision)
-        at = revision if revision else response.header.revision
-        return ListPage([self._stored(kv) for kv in response.kvs], at, bool(response.more))
+        begin = self._key(max(prefix, start))
+        at = revision or 0
+        while True:
+            request = rpc.RangeRequest(
+                key=begin, range_end=self._key(prefix_end(prefix)), limit=limit, revision=at
+            )
+            response = await self._call(self._kv.Range, request, revision or 0)
+            self._seen(response.header.revision)
+            at = at or response.header.revision
+            items = [self._stored(kv) for kv in response.kvs if not is_progress_mark(kv.key)]
+            if items or not response.more or not response.kvs:
+                return ListPage(items, at, bool(response.more))
+            # A page of progress marks only: the next page, at the same revision.
+            begin = response.kvs[-1].key + b"\x00"
 
     async def current_revision(self) -> int:
         """etcd's newest revision, from a linearizable read that began after this call.
@@ -366,6 +394,29 @@ class EtcdStore:
             self._seen(response.header.revision)
             if not waiters.done():
                 waiters.set_result(response.header.revision)
+
+    # -- progress marks ----------------------------------------------------------------
+
+    def request_mark(self, prefix: str) -> None:
+        """Write the progress mark of ``prefix`` soon (see the module docstring): with the
+        marks asked for meanwhile, in one transaction that starts after this call."""
+        self._marks_wanted.add(self._key(prefix))
+        if self._marker is None or self._marker.done():
+            self._marker = asyncio.create_task(self._write_marks())
+
+    async def _write_marks(self) -> None:
+        while self._marks_wanted and not self._closed:
+            keys, self._marks_wanted = sorted(self._marks_wanted), set()
+            request = rpc.TxnRequest(
+                success=[rpc.RequestOp(request_put=rpc.PutRequest(key=k)) for k in keys]
+            )
+            try:
+                response = await self._call(self._kv.Txn, request)
+            except StorageError as exc:
+                # The reader waiting for it asks again, or gives up with a 503.
+                log.debug("progress marks not written: %s", exc)
+                continue
+            self._seen(response.header.revision)
 
     # -- writes ------------------------------------------------------------------------
 
@@ -593,9 +644,11 @@ class EtcdWatch(Watch):
     """One etcd watch stream for one prefix, from a revision.
 
     ``progress()`` is a revision up to which every event was delivered: the last event's,
-    or a progress notification etcd orders after pending events. ``request_progress()``
-    asks etcd for a notification; ``reported_revision`` is the newest revision etcd
-    reported on this stream, proven complete only when ``progress()`` reaches it.
+    a progress notification etcd orders after pending events, or a progress mark that came
+    through. ``request_progress()`` asks etcd for a notification; ``reported_revision`` is
+    the newest revision etcd reported on this stream, proven complete only when
+    ``progress()`` reaches it. ``request_ordered_progress()`` asks for a notification where
+    etcd orders them, else for a progress mark (see the module docstring).
     """
 
     def __init__(self, store: EtcdStore, prefix: str, revision: int) -> None:
@@ -651,10 +704,18 @@ class EtcdWatch(Watch):
                 if not response.events:
                     self._on_progress(response.watch_id, revision)
                     continue
+                marked = False
                 for raw in response.events:
+                    if is_progress_mark(raw.kv.key):
+                        # Every earlier event of the prefix came first: proven progress.
+                        self._progress = max(self._progress, raw.kv.mod_revision)
+                        marked = True
+                        continue
                     event = store._event(raw)
                     self._last = event.revision
                     yield event
+                if marked and self.on_progress is not None:
+                    self.on_progress()
         except grpc.aio.AioRpcError as exc:
             raise store._error(exc, self._revision) from exc
         except asyncio.CancelledError:
@@ -686,6 +747,14 @@ class EtcdWatch(Watch):
         request = rpc.WatchRequest(progress_request=rpc.WatchProgressRequest())
         self._progress_writer = asyncio.create_task(self._write(request))
 
+    def request_ordered_progress(self) -> None:
+        if self._closed:
+            return
+        if self._store.ordered_progress:
+            self.request_progress()
+        else:
+            self._store.request_mark(self._prefix)
+
     async def _write(self, request: Any) -> None:
         with contextlib.suppress(Exception):
             await self._call.write(request)
@@ -694,6 +763,12 @@ class EtcdWatch(Watch):
         self._closed = True
         if self._call is not None:
             self._call.cancel()
+
+
+def is_progress_mark(key: bytes) -> bool:
+    """Whether an etcd key is a progress mark: an object's key ends in its name, never in
+    ``/``."""
+    return key.endswith(b"/")
 
 
 def _read(path: str | None) -> bytes | None:

@@ -98,7 +98,16 @@ class Watch(ABC):
     ``progress()`` reaches it (0: the backend never reports)."""
 
     def request_progress(self) -> None:  # noqa: B027 - a default, not abstract
-        """Ask the backend to report progress on this stream (nothing to ask by default)."""
+        """Ask the backend to report progress on this stream (nothing to ask by default).
+
+        Cheap, but on a backend that cannot order its reports after pending events the
+        report may prove nothing (``reported_revision`` moves, ``progress()`` does not)."""
+
+    def request_ordered_progress(self) -> None:
+        """Ask for progress that ``progress()`` can count on, even where the backend cannot
+        order its reports (etcd before 3.5.13 needs a write to a progress mark for it): for
+        a reader that must see every write made before it asked."""
+        self.request_progress()
 
 
 class ReadableStore(Protocol):

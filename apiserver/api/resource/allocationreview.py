@@ -5,10 +5,11 @@ a ``DeviceReservation``.
 
 The shape is fixed so the scheduler shim and other clients can rely on it: ``spec.claims``
 (stored claims by namespace and name, or inline specs), ``spec.nodeNames`` (candidates;
-every known node when omitted), ``spec.reserve`` and ``spec.reservationSeconds`` (default
-30, at most 600); ``status.nodes`` one entry per candidate, best first (score, then name),
-each with the upstream AllocationResult per claim or the reasons it is infeasible, and
-``status.reservation`` when devices were reserved.
+every known node when omitted; at most ``NODES_MAX``), ``spec.reserve`` and
+``spec.reservationSeconds`` (default 30, at most 600); ``status.nodes`` one entry per
+candidate, best first (score, then name), each with the upstream AllocationResult per claim
+or the reasons it is infeasible (``NotSearched`` for a node the review's one search budget
+did not reach), and ``status.reservation`` when devices were reserved.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ RESERVATION_SECONDS_MAX = 600
 CLAIMS_MAX = 32
 """Claims reviewed together: a pod may reference at most 32 ResourceClaims upstream."""
 NODES_MAX = 5000
-"""Candidate nodes named in one review (a cluster's node limit)."""
+"""Candidate nodes named in one review: a cluster's node limit, so that kube-scheduler's
+extender, which may pass every feasible node, is never refused. The search work does not
+grow with it (one budget per review); it bounds the request and the answer."""
 
 
 class ClaimReference(APIModel):
@@ -55,7 +58,9 @@ class AllocationReviewSpec(APIModel):
     node_names: list[str] | None = Field(
         None,
         description="Candidate nodes. Omitted: every node the server knows. A name with no "
-        "Node object is a node without labels.",
+        f"Node object is a node without labels. At most {NODES_MAX}. One search budget serves "
+        "the whole review: nodes it did not reach are answered infeasible with the reason "
+        "NotSearched, nodes whose search ran out of its share with BudgetExhausted.",
         json_schema_extra={"x-kubernetes-list-type": "atomic"},
     )
     reserve: bool | None = Field(
@@ -74,7 +79,11 @@ class ReviewReason(APIModel):
 
     claim: str = Field(description="The claim (namespace/name, or the inline claim's name).")
     request: str | None = Field(None, description="The request or request/subrequest, if any.")
-    reason: str = Field(description="A CamelCase reason, e.g. NoCandidates or BudgetExhausted.")
+    reason: str = Field(
+        description="A CamelCase reason, e.g. NoCandidates; BudgetExhausted when the node's "
+        "search ran out of its share of the review's budget, NotSearched when the budget was "
+        "spent before the node was searched (neither says the claims cannot fit there)."
+    )
     message: str = Field(description="What removed the candidates, with counts.")
 
 
