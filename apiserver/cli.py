@@ -18,6 +18,7 @@ from .schedule.run import SCHEDULER_NAME, ScheduleOptions, run_schedule
 from .server.app import ServerSettings
 from .server.certs import write_client_cert
 from .server.installcerts import install_certs
+from .server.poolmetrics import MAX_POOLS_DEFAULT
 from .server.serve import ServeOptions, serve
 from .shim.app import ShimOptions, run_shim
 
@@ -235,6 +236,13 @@ def _parser() -> argparse.ArgumentParser:
         default=10,
         help="ResourcePoolStatusRequests a user may create at once before the rate applies"
         " (default 10)",
+    )
+    s.add_argument(
+        "--metrics-max-pools",
+        type=int,
+        default=MAX_POOLS_DEFAULT,
+        help="pools whose availability /metrics exports one by one; with more, only the"
+        f" per-driver totals (default {MAX_POOLS_DEFAULT})",
     )
     s.add_argument(
         "--cert-dir",
@@ -536,6 +544,7 @@ def main(argv: list[str] | None = None) -> None:
             pool_status_pending_ttl=args.pool_status_pending_ttl,
             pool_status_create_rate=args.pool_status_create_rate,
             pool_status_create_burst=args.pool_status_create_burst,
+            metrics_max_pools=args.metrics_max_pools,
             etcd_prefix=args.etcd_prefix,
             etcd_cafile=args.etcd_cafile,
             etcd_certfile=args.etcd_certfile,

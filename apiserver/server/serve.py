@@ -48,6 +48,7 @@ from .cluster import RateLimit, StandaloneCluster
 from .deviceview import DeviceViewOptions, DeviceViewService
 from .kubeconfig import write_kubeconfig
 from .modes import build_cluster, check_upstream, stored_kinds
+from .poolmetrics import MAX_POOLS_DEFAULT, PoolMetrics, review_histogram, timed
 from .poolstatus import PoolStatusOptions, PoolStatusService
 from .poolview import PoolViewOptions, PoolViewService
 from .protocol import BoundedHttpToolsProtocol
@@ -82,6 +83,8 @@ class ServeOptions:
     pool_status_pending_ttl: float = 24 * 3600.0
     pool_status_create_rate: float = 0.2
     pool_status_create_burst: int = 10
+    metrics_max_pools: int = MAX_POOLS_DEFAULT
+    """Pools exported one by one on /metrics; beyond it per-driver totals only."""
     etcd_prefix: str = "/registry"
     etcd_cafile: str | None = None
     etcd_certfile: str | None = None
@@ -290,10 +293,14 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         PoolViewOptions(window=options.watch_history, window_bytes=options.watch_history_mib * MIB),
     )
     services.append(pool_view)
+    services.append(
+        PoolMetrics(pools, reservations.held, metrics, max_pools=options.metrics_max_pools)
+    )
     allocation = AllocationService(cluster, pools, reservations, store)
+    review_latency = review_histogram(metrics)
     for resource in cluster.served():
         if isinstance(resource.strategy, AllocationReviewStrategy):
-            resource.strategy.answer_with(allocation.review)
+            resource.strategy.answer_with(timed(review_latency, allocation.review))
     server = APIServer(
         store,
         [*cluster.served(), *devices.served(), *pool_view.served()],

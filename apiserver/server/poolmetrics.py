@@ -1,0 +1,250 @@
+"""Pool availability on /metrics: device counts per pool and per driver, the devices
+reservations hold, and how long an AllocationReview takes.
+
+Gauges (devices of the newest generation of each pool, as a ResourcePoolStatusRequest
+counts them):
+
+* ``dra_pool_devices``, ``dra_pool_allocated_devices``, ``dra_pool_available_devices``,
+  ``dra_pool_unavailable_devices`` with labels ``driver``, ``pool``, ``node`` (``""`` when the
+  pool's devices are not on one node), and ``dra_pool_held_devices``: devices a live
+  DeviceReservation holds for an allocation in flight that no claim's allocation names yet;
+* ``dra_driver_pools``, ``dra_driver_devices``, ``dra_driver_allocated_devices``,
+  ``dra_driver_held_devices``, ``dra_driver_available_devices``,
+  ``dra_driver_unavailable_devices`` with label ``driver``: the same summed over its pools;
+* ``dra_reservation_held_devices``: devices live reservations hold (allocated or not);
+* ``dra_pool_metrics_per_pool``: 1 while per-pool series are exported, 0 when there are more
+  pools than ``max_pools`` (then only the per-driver totals are: the series a scrape carries
+  stay bounded whatever the cluster holds).
+
+And the histogram ``dra_allocation_review_duration_seconds`` (``timed`` wraps the reviewer).
+
+A scrape never computes anything: ``PoolMetrics`` keeps the rows current in the background
+(after a pool changes, at most every ``min_interval`` seconds, and every ``interval`` seconds
+for reservations that lapse without an event), reading summaries through
+``PoolIndex.summaries``, which yields to the event loop as it goes; the collector hands out
+the last rows it made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from ..pools import PoolSummary
+from ..tasks import BackgroundTask
+
+log = logging.getLogger(__name__)
+
+MAX_POOLS_DEFAULT = 1000
+"""Per-pool series are exported up to this many pools (five series each)."""
+
+REVIEW_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+PoolKey = tuple[str, str]
+DeviceID = tuple[str, str, str]
+T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
+
+COUNTS_ALL = (
+    "devices",
+    "allocated_devices",
+    "held_devices",
+    "available_devices",
+    "unavailable_devices",
+)
+HELP = {
+    "devices": "Devices in the newest generation of the pool's slices.",
+    "allocated_devices": "Devices that claims' allocations hold.",
+    "held_devices": "Devices a reservation holds that no claim's allocation names yet.",
+    "available_devices": "Devices neither allocated nor unavailable.",
+    "unavailable_devices": "Devices not allocated that cannot be allocated now (taints,"
+    " used-up counters).",
+}
+
+
+class PoolReader(Protocol):
+    """What the metrics read of the pool index (its public methods)."""
+
+    def pool_keys(self) -> list[PoolKey]: ...
+
+    def held(self, key: PoolKey) -> set[str]: ...
+
+    async def summaries(self, driver: str, pool: str | None = None) -> list[PoolSummary]: ...
+
+    def on_change(self, listener: Callable[[PoolKey], None]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PoolRow:
+    driver: str
+    pool: str
+    node: str
+    devices: int
+    allocated_devices: int
+    held_devices: int
+    available_devices: int
+    unavailable_devices: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    pools: tuple[PoolRow, ...] = ()
+    reserved: int = 0
+    per_pool: bool = True
+
+
+class PoolMetrics:
+    """A service that keeps the pool rows current and a collector that exports them."""
+
+    def __init__(
+        self,
+        pools: PoolReader,
+        reserved: Callable[[], set[DeviceID]],
+        registry: CollectorRegistry,
+        *,
+        max_pools: int = MAX_POOLS_DEFAULT,
+        interval: float = 5.0,
+        min_interval: float = 1.0,
+    ) -> None:
+        """``reserved``: the devices live reservations hold now."""
+        if max_pools < 0:
+            raise ValueError("--metrics-max-pools must be 0 or more")
+        self.pools = pools
+        self.reserved = reserved
+        self.max_pools = max_pools
+        self.interval = interval
+        self.min_interval = min_interval
+        self.rows = Rows()
+        self.refreshes = 0
+        self._dirty = asyncio.Event()
+        self._task = BackgroundTask("pool metrics", self._run, log)
+        pools.on_change(self._changed)
+        registry.register(_RowsCollector(self))
+
+    def _changed(self, _key: PoolKey) -> None:
+        self._dirty.set()
+
+    async def start(self) -> None:
+        self._task.start()
+
+    async def close(self) -> None:
+        await self._task.close()
+
+    def readiness(self) -> dict[str, bool]:
+        return {}
+
+    async def _run(self) -> None:
+        while True:
+            self._dirty.clear()
+            began = time.monotonic()
+            await self.refresh()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._dirty.wait(), self.interval)
+            # Changes come in bursts (a driver publishing its slices): one refresh for many.
+            await asyncio.sleep(max(0.0, self.min_interval - (time.monotonic() - began)))
+
+    async def refresh(self) -> None:
+        """Make the rows again from the index's summaries and the held reservations."""
+        keys = self.pools.pool_keys()
+        reserved: dict[PoolKey, set[str]] = {}
+        for driver, pool, device in self.reserved():
+            reserved.setdefault((driver, pool), set()).add(device)
+        rows: list[PoolRow] = []
+        for driver in sorted({driver for driver, _ in keys}):
+            for summary in await self.pools.summaries(driver):
+                key = (driver, summary.pool)
+                # Held: reserved and not yet named by an allocation the index counts.
+                held = reserved.get(key, set()) - self.pools.held(key)
+                rows.append(
+                    PoolRow(
+                        driver,
+                        summary.pool,
+                        summary.node_name or "",
+                        summary.total,
+                        summary.allocated,
+                        len(held),
+                        summary.available,
+                        summary.unavailable,
+                    )
+                )
+        self.rows = Rows(
+            tuple(rows),
+            sum(len(names) for names in reserved.values()),
+            per_pool=len(rows) <= self.max_pools,
+        )
+        self.refreshes += 1
+
+
+class _RowsCollector(Collector):
+    def __init__(self, metrics: PoolMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        rows = self.metrics.rows
+        yield GaugeMetricFamily(
+            "dra_pool_metrics_per_pool",
+            "1 while per-pool series are exported, 0 beyond --metrics-max-pools pools.",
+            value=1 if rows.per_pool else 0,
+        )
+        yield GaugeMetricFamily(
+            "dra_reservation_held_devices",
+            "Devices live DeviceReservations hold.",
+            value=rows.reserved,
+        )
+        if rows.per_pool:
+            for name in COUNTS_ALL:
+                family = GaugeMetricFamily(
+                    f"dra_pool_{name}", HELP[name], labels=["driver", "pool", "node"]
+                )
+                for row in rows.pools:
+                    family.add_metric([row.driver, row.pool, row.node], getattr(row, name))
+                yield family
+        pools = GaugeMetricFamily("dra_driver_pools", "Pools with slices.", labels=["driver"])
+        totals: dict[str, list[int]] = {}
+        for row in rows.pools:
+            sums = totals.setdefault(row.driver, [0] * (len(COUNTS_ALL) + 1))
+            sums[0] += 1
+            for i, name in enumerate(COUNTS_ALL, 1):
+                sums[i] += getattr(row, name)
+        for driver, sums in totals.items():
+            pools.add_metric([driver], sums[0])
+        yield pools
+        for i, name in enumerate(COUNTS_ALL, 1):
+            family = GaugeMetricFamily(f"dra_driver_{name}", HELP[name], labels=["driver"])
+            for driver, sums in totals.items():
+                family.add_metric([driver], sums[i])
+            yield family
+
+
+def review_histogram(registry: CollectorRegistry) -> Histogram:
+    return Histogram(
+        "dra_allocation_review_duration_seconds",
+        "Time to answer an AllocationReview, reservation included.",
+        buckets=REVIEW_BUCKETS,
+        registry=registry,
+    )
+
+
+def timed(
+    histogram: Histogram, reviewer: Callable[[A, B], Awaitable[T]]
+) -> Callable[[A, B], Awaitable[T]]:
+    """``reviewer``, observing in ``histogram`` how long each answer (or failure) took."""
+
+    async def review(review: A, user: B) -> T:
+        began = time.perf_counter()
+        try:
+            return await reviewer(review, user)
+        finally:
+            histogram.observe(time.perf_counter() - began)
+
+    return review
