@@ -6,7 +6,11 @@ them), and writes beside them:
 
 - ``secret.yaml``: the ``kubernetes.io/tls`` Secret the Deployment mounts;
 - ``kustomization.yaml``: the chosen manifests (``base``), that Secret, and the
-  APIServices' ``caBundle`` set to the CA, so ``kubectl apply -k <out>`` installs it all.
+  APIServices' ``caBundle`` set to the CA, so ``kubectl apply -k <out>`` installs it all;
+- ``helm-values.yaml``: the same choices (caBundle, group, ha, scheduler shim, namespace,
+  Secret names) as values of the chart in ``charts/dra-apiserver``, for ``kubectl apply -f
+  <out>/secret.yaml`` then ``helm install -f <out>/helm-values.yaml`` (written when ``base``
+  is the kustomize base or the ha overlay, the two the chart renders).
 
 With ``--scheduler-shim`` it also issues the scheduler shim's serving certificate (from the
 same CA, for the shim Service's names: the extender's ``urlPrefix`` names one of them),
@@ -18,6 +22,9 @@ The caller prints the caBundle (base64 PEM) it returns.
     python -m apiserver install-certs                        # one replica, resource.k8s.io
     python -m apiserver install-certs --base manifests/overlays/ha --group resource.x-k8s.io
     python -m apiserver install-certs --scheduler-shim       # and the scheduler shim
+
+then either ``kubectl apply -k certs/`` or ``kubectl apply -f certs/secret.yaml`` and
+``helm install dra-apiserver charts/dra-apiserver -f certs/helm-values.yaml``.
 """
 
 from __future__ import annotations
@@ -102,6 +109,31 @@ def kustomization(
     return doc
 
 
+def helm_values(
+    base: Path,
+    components: Path,
+    group: str,
+    ca_bundle: str,
+    *,
+    namespace: str,
+    secret_name: str,
+    scheduler_shim: bool,
+) -> dict[str, object] | None:
+    """The chart's values for the same install; None for a base the chart does not render."""
+    manifests = components.resolve().parent
+    chosen = base.resolve()
+    if chosen not in (manifests / "base", manifests / "overlays" / "ha"):
+        return None
+    return {
+        "namespace": namespace,
+        "group": group,
+        "caBundle": ca_bundle,
+        "tls": {"secretName": secret_name},
+        "ha": {"enabled": chosen == manifests / "overlays" / "ha"},
+        "schedulerShim": {"enabled": scheduler_shim, "tls": {"secretName": SHIM_SECRET}},
+    }
+
+
 def install_certs(
     out: Path,
     base: Path,
@@ -135,4 +167,15 @@ def install_certs(
     ca_bundle = base64.b64encode(ca_bytes).decode()
     doc = kustomization(out, base, components, group, ca_bundle, scheduler_shim=scheduler_shim)
     _write(out / "kustomization.yaml", yaml.safe_dump(doc, sort_keys=False).encode())
+    values = helm_values(
+        base,
+        components,
+        group,
+        ca_bundle,
+        namespace=namespace,
+        secret_name=secret_name,
+        scheduler_shim=scheduler_shim,
+    )
+    if values is not None:
+        _write(out / "helm-values.yaml", yaml.safe_dump(values, sort_keys=False).encode())
     return ca_bundle

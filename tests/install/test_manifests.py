@@ -329,6 +329,7 @@ def test_certs_script_writes_only_ignored_files(tmp_path: Path) -> None:
     assert written == [
         "ca.crt",
         "ca.key",
+        "helm-values.yaml",
         "kustomization.yaml",
         "secret.yaml",
         "tls.crt",
