@@ -5,6 +5,8 @@ of the review latency, and ``--metrics-max-pools`` leaves only the per-driver to
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -189,3 +191,94 @@ def test_more_pools_than_the_flag_exports_driver_totals_only(tmp_path: Path) -> 
         assert not any(name.startswith("dra_pool_") and labels for name, labels in samples)
     finally:
         server.stop()
+
+
+# -- the example Grafana dashboard ---------------------------------------------------------
+
+DASHBOARD = EXAMPLES / "grafana" / "pool-availability.json"
+PROMQL_WORDS = {
+    # PromQL keywords and aggregation modifiers: never metric names
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "bool",
+    "and",
+    "or",
+    "unless",
+    "offset",
+    "inf",
+    "nan",
+}
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression selects: identifiers that are not a function
+    call, a keyword, a label matcher (``{...}``), a range (``[...]``), a grouping label list
+    (``by (...)``) or inside a string."""
+    text = re.sub(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'', '""', expr)
+    text = re.sub(r"\{[^}]*\}", " ", text)
+    text = re.sub(r"\[[^\]]*\]", " ", text)
+    # A grouping goes with its label list: ``sum by (le) (x)`` is then ``sum (x)``.
+    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
+    names = set()
+    for match in re.finditer(r"[A-Za-z_:][A-Za-z0-9_:]*", text):
+        word = match.group()
+        rest = text[match.end() :].lstrip()
+        if word.lower() in PROMQL_WORDS or rest.startswith("("):
+            continue
+        if match.start() > 0 and (
+            text[match.start() - 1].isdigit() or text[match.start() - 1] == "."
+        ):
+            continue  # a number's exponent or unit
+        names.add(word)
+    return names
+
+
+def exported_names(server: ServerProcess) -> set[str]:
+    with server.client() as client:
+        text = client.get("/metrics").text
+    names = set()
+    for family in text_string_to_metric_families(text):
+        names.add(family.name)
+        names.update(sample.name for sample in family.samples)
+    return names
+
+
+def dashboard_expressions() -> list[str]:
+    dashboard = json.loads(DASHBOARD.read_text())
+    exprs = [target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", [])]
+    for variable in dashboard["templating"]["list"]:
+        query = variable.get("query")
+        if isinstance(query, dict):
+            inner = re.fullmatch(r"label_values\((\w+),\s*\w+\)", query["query"])
+            assert inner, query
+            exprs.append(inner.group(1))
+    return exprs
+
+
+def test_metric_names_are_parsed_from_promql() -> None:
+    """The parser the dashboard check uses finds the selected metrics and nothing else."""
+    assert metric_names(
+        'histogram_quantile(0.99, sum by (le) (rate(a_bucket{x="b c"}[5m]))) / on (pool) b'
+        " > 1e3 and bottomk(10, c offset 5m)"
+    ) == {"a_bucket", "b", "c"}
+    assert metric_names("no_such_metric * 2") == {"no_such_metric"}
+
+
+def test_the_dashboard_charts_only_metrics_the_server_exports(cluster: ServerProcess) -> None:
+    dashboard = json.loads(DASHBOARD.read_text())  # valid JSON, or this fails
+    assert dashboard["panels"]
+    over_time = [p for p in dashboard["panels"] if p["type"] == "timeseries"]
+    assert any("dra_pool_available_devices" in t["expr"] for p in over_time for t in p["targets"])
+    for panel in dashboard["panels"]:
+        assert panel.get("targets"), panel["title"]
+        refs = [t["refId"] for t in panel["targets"]]
+        assert len(refs) == len(set(refs)), panel["title"]
+    wait_for(lambda: "dra_pool_available_devices" in exported_names(cluster), "the pool gauges")
+    exported = exported_names(cluster)
+    named = {name for expr in dashboard_expressions() for name in metric_names(expr)}
+    assert named
+    assert named <= exported, sorted(named - exported)
