@@ -44,8 +44,13 @@ from ..tasks import BackgroundTask
 
 log = logging.getLogger(__name__)
 
-MAX_POOLS_DEFAULT = 1000
-"""Per-pool series are exported up to this many pools (five series each)."""
+MAX_POOLS_DEFAULT = 500
+"""Per-pool series are exported up to this many pools (five series each): a scrape formats
+every sample on the event loop (20-30 µs each on a loaded 2-core machine, see
+bench/RESULTS.md), so the bound is also what a scrape may hold the loop for."""
+
+YIELD_EVERY = 2000
+"""Rows made between yields to the event loop."""
 
 REVIEW_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -55,7 +60,7 @@ T = TypeVar("T")
 A = TypeVar("A")
 B = TypeVar("B")
 
-COUNTS_ALL = (
+COUNTS = (
     "devices",
     "allocated_devices",
     "held_devices",
@@ -99,8 +104,20 @@ class PoolRow:
 @dataclass(frozen=True, slots=True)
 class Rows:
     pools: tuple[PoolRow, ...] = ()
+    drivers: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Per driver: its pool count, then the sums of ``COUNTS`` over its pools."""
     reserved: int = 0
     per_pool: bool = True
+
+
+def driver_totals(rows: list[PoolRow]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    totals: dict[str, list[int]] = {}
+    for row in rows:
+        sums = totals.setdefault(row.driver, [0] * (len(COUNTS) + 1))
+        sums[0] += 1
+        for i, name in enumerate(COUNTS, 1):
+            sums[i] += getattr(row, name)
+    return tuple((driver, tuple(sums)) for driver, sums in totals.items())
 
 
 class PoolMetrics:
@@ -124,6 +141,7 @@ class PoolMetrics:
         self.max_pools = max_pools
         self.interval = interval
         self.min_interval = min_interval
+        self.yield_every = YIELD_EVERY
         self.rows = Rows()
         self.refreshes = 0
         self._dirty = asyncio.Event()
@@ -164,7 +182,9 @@ class PoolMetrics:
             for summary in await self.pools.summaries(driver):
                 key = (driver, summary.pool)
                 # Held: reserved and not yet named by an allocation the index counts.
-                held = reserved.get(key, set()) - self.pools.held(key)
+                held = reserved[key] - self.pools.held(key) if key in reserved else set()
+                if len(rows) % self.yield_every == self.yield_every - 1:
+                    await asyncio.sleep(0)
                 rows.append(
                     PoolRow(
                         driver,
@@ -177,8 +197,11 @@ class PoolMetrics:
                         summary.unavailable,
                     )
                 )
+        # The sums are made here, not in a scrape, which then costs what the series it
+        # writes cost.
         self.rows = Rows(
-            tuple(rows),
+            tuple(rows) if len(rows) <= self.max_pools else (),
+            driver_totals(rows),
             sum(len(names) for names in reserved.values()),
             per_pool=len(rows) <= self.max_pools,
         )
@@ -202,7 +225,7 @@ class _RowsCollector(Collector):
             value=rows.reserved,
         )
         if rows.per_pool:
-            for name in COUNTS_ALL:
+            for name in COUNTS:
                 family = GaugeMetricFamily(
                     f"dra_pool_{name}", HELP[name], labels=["driver", "pool", "node"]
                 )
@@ -210,18 +233,12 @@ class _RowsCollector(Collector):
                     family.add_metric([row.driver, row.pool, row.node], getattr(row, name))
                 yield family
         pools = GaugeMetricFamily("dra_driver_pools", "Pools with slices.", labels=["driver"])
-        totals: dict[str, list[int]] = {}
-        for row in rows.pools:
-            sums = totals.setdefault(row.driver, [0] * (len(COUNTS_ALL) + 1))
-            sums[0] += 1
-            for i, name in enumerate(COUNTS_ALL, 1):
-                sums[i] += getattr(row, name)
-        for driver, sums in totals.items():
+        for driver, sums in rows.drivers:
             pools.add_metric([driver], sums[0])
         yield pools
-        for i, name in enumerate(COUNTS_ALL, 1):
+        for i, name in enumerate(COUNTS, 1):
             family = GaugeMetricFamily(f"dra_driver_{name}", HELP[name], labels=["driver"])
-            for driver, sums in totals.items():
+            for driver, sums in rows.drivers:
                 family.add_metric([driver], sums[i])
             yield family
 
