@@ -7,7 +7,11 @@ aside."""
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,9 @@ HELM_LABELS = {
     "app.kubernetes.io/managed-by",
     "app.kubernetes.io/instance",
 }
+HELM_HOME = tempfile.mkdtemp(prefix="helm-home-")
+"""Where helm may keep its configuration and cache: never the reader's own."""
+atexit.register(shutil.rmtree, HELM_HOME, True)
 Doc = dict[str, Any]
 Key = tuple[str, str, str, str]
 
@@ -38,7 +45,7 @@ def helm(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         check=False,
         timeout=60,
-        env={"HOME": str(CHART), "PATH": "/usr/bin:/bin", "HELM_CACHE_HOME": "/tmp/helm-cache"},
+        env={"HOME": HELM_HOME, "PATH": os.environ.get("PATH", "")},
     )
 
 
