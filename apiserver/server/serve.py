@@ -338,4 +338,12 @@ def serve(options: ServeOptions) -> None:
         options.kubeconfig_out,
         options.storage,
     )
-    AnnouncingServer(config, message).run(sockets=[listener])
+    # Watches end when the server begins to shut down, rather than being cancelled (and
+    # logged as failed requests) once the grace period is over.
+    server = AnnouncingServer(config, message, on_shutdown=_server.handler.stopping.set)
+    try:
+        server.run(sockets=[listener])
+    except KeyboardInterrupt:
+        # uvicorn raises the Ctrl-C it caught again once it has shut down cleanly; the
+        # exit status says so, without a traceback.
+        raise SystemExit(130) from None
