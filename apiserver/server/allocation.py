@@ -72,6 +72,7 @@ class AllocationService:
         spec = review.spec
         claims = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
         nodes = self._nodes(spec.node_names)
+        unknown = {n.name for n in nodes if self.cluster.sources.nodes.get(n.name) is None}
         budget = ReviewBudget()  # one for the review, every attempt and node included
         for _ in range(RESERVE_ATTEMPTS):
             held = self.reservations.held()
@@ -79,7 +80,9 @@ class AllocationService:
                 self.pools.snapshot(), self._classes(), reserved={DeviceID(*d) for d in held}
             )
             results = sorted(await allocator.review(claims, nodes, budget), key=_rank)
-            status: dict[str, Any] = {"nodes": [_node_answer(r) for r in results]}
+            status: dict[str, Any] = {
+                "nodes": [_node_answer(r, r.node in unknown) for r in results]
+            }
             best = next((r for r in results if r.feasible), None)
             if not spec.reserve or best is None:
                 return status
@@ -178,7 +181,9 @@ def _rank(result: NodeResult) -> tuple[bool, int, str]:
     return (not result.feasible, -result.score, result.node)
 
 
-def _node_answer(result: NodeResult) -> dict[str, Any]:
+def _node_answer(result: NodeResult, unknown: bool = False) -> dict[str, Any]:
+    """The node's entry; ``unknown``: no Node of that name exists (said first when the
+    claims do not fit, since it is the likely cause: a mistyped name)."""
     answer: dict[str, Any] = {"nodeName": result.node, "feasible": result.feasible}
     if result.feasible:
         answer["score"] = result.score
@@ -186,6 +191,16 @@ def _node_answer(result: NodeResult) -> dict[str, Any]:
     else:
         answer["score"] = 0
         answer["reasons"] = [_reason(text) for text in result.reasons]
+        if unknown:
+            answer["reasons"].insert(
+                0,
+                {
+                    "claim": "",
+                    "reason": "NodeNotFound",
+                    "message": f"no Node {result.node} is known: only devices published "
+                    "for that node name were considered",
+                },
+            )
     return answer
 
 

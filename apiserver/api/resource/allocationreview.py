@@ -82,7 +82,9 @@ class ReviewReason(APIModel):
     reason: str = Field(
         description="A CamelCase reason, e.g. NoCandidates; BudgetExhausted when the node's "
         "search ran out of its share of the review's budget, NotSearched when the budget was "
-        "spent before the node was searched (neither says the claims cannot fit there)."
+        "spent before the node was searched (neither says the claims cannot fit there); "
+        "NodeNotFound, beside the others, when no Node of that name is known (only devices "
+        "published for that node name were considered)."
     )
     message: str = Field(description="What removed the candidates, with counts.")
 
