@@ -5,15 +5,23 @@ review arrived, and the pool index has absorbed the device view), so ``kubectl a
 followed by a review never gets a stale answer. Then: the claims (stored ones from the
 claims source, inline specs as sent), the candidate nodes (named, or every node the
 cluster knows; a name with no Node object is a node without labels), one allocator over a
-snapshot of the pools with every reserved device held, and the engine's answer per node,
-best first (feasible, score, then name). A reserving review holds the devices chosen on the
-best feasible node in a DeviceReservation; if another review took one of them in between,
-it asks again (a few times) before it answers without a reservation.
+snapshot of the pools (every device a reservation holds is taken there), and the engine's
+answer per node, best first (feasible, score, then name).
+
+A reserving review holds what it answers, or says it could not. Its search and the marking
+of the devices it picked as pending (``ReservationService.pending``, which also checks the
+per-user cap) are one step under a lock of this replica, so concurrent reserving reviews
+here never pick the same device; the store write follows outside the lock. A review that
+loses the write to another replica's reservation searches again without the device the
+conflict names; one that finds nothing while devices are pending here waits for those
+reserves to settle and searches again. After ``RESERVE_ROUNDS`` rounds it answers every
+node infeasible (``ReservationContention``): never ``feasible`` without a reservation.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import time
@@ -26,7 +34,7 @@ from ..api.resource.views import DeviceID
 from ..machinery import errors
 from ..machinery.user import UserInfo
 from ..pools import Node, PoolIndex
-from ..reservations import ClaimRef, ReservationService
+from ..reservations import ClaimRef, ReservationService, taken_device
 from ..storage import Store
 from .cluster import Cluster
 
@@ -35,7 +43,9 @@ log = logging.getLogger("apiserver.allocation")
 CATCH_UP_SECONDS = 10.0
 """How long a review waits for the caches to reach the store's revision before it answers
 503 (a store that cannot be followed is unavailable, not a reason for a stale answer)."""
-RESERVE_ATTEMPTS = 3
+RESERVE_ROUNDS = 32
+"""Searches one reserving review may make: each follows a lost race (a device another
+replica took, excluded from then on) or a wait for pending reserves here to settle."""
 _REQUEST = re.compile(r"^claim (?P<claim>\S+)(?: request (?P<request>\S+))?: (?P<message>.*)$")
 _REASONS = (
     ("budget", "BudgetExhausted"),
@@ -59,46 +69,77 @@ class AllocationService:
         self.pools = pools
         self.reservations = reservations
         self.store = store
+        self._picking = asyncio.Lock()
+        """Held while a reserving review searches and marks what it picked as pending."""
 
     async def review(self, review: AllocationReview, user: UserInfo) -> dict[str, Any]:
         await self._catch_up()
         spec = review.spec
         claims = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
         nodes = self._nodes(spec.node_names)
-        for _ in range(RESERVE_ATTEMPTS):
-            held = self.reservations.held()
-            allocator = Allocator(
-                self.pools.snapshot(), self._classes(), reserved={DeviceID(*d) for d in held}
-            )
-            results = sorted(await allocator.review(claims, nodes), key=_rank)
+        if not spec.reserve:
+            results = await self._search(claims, nodes, set())
+            return {"nodes": [_node_answer(r) for r in results]}
+        return await self._reserving(review, claims, nodes, user)
+
+    async def _search(
+        self, claims: list[Claim], nodes: list[Node], taken: set[DeviceID]
+    ) -> list[NodeResult]:
+        """Every node's answer, best first, over the pools with ``taken`` held too."""
+        allocator = Allocator(self.pools.snapshot(), self._classes(), reserved=taken)
+        return sorted(await allocator.review(claims, nodes), key=_rank)
+
+    async def _reserving(
+        self, review: AllocationReview, claims: list[Claim], nodes: list[Node], user: UserInfo
+    ) -> dict[str, Any]:
+        spec = review.spec
+        refs = [
+            # An inline claim is named as the review names it (in "default" without a
+            # namespace): no stored allocation will release it; it expires.
+            ClaimRef(ref.namespace or "default", ref.name or f"inline-{i}")
+            for i, ref in enumerate(spec.claims)
+        ]
+        seconds = float(spec.reservation_seconds or RESERVATION_SECONDS_DEFAULT)
+        lost: set[DeviceID] = set()
+        """Devices another replica's reservation took from this review."""
+        results: list[NodeResult] = []
+        for _ in range(RESERVE_ROUNDS):
+            with contextlib.ExitStack() as marks:
+                async with self._picking:
+                    pending = {DeviceID(*d) for d in self.reservations.in_flight()}
+                    results = await self._search(claims, nodes, lost | pending)
+                    best = next((r for r in results if r.feasible), None)
+                    if best is not None:
+                        devices = [(d.driver, d.pool, d.device) for d in best.devices]
+                        # Marked before the lock is let go (no await in between), so the
+                        # next search here leaves these devices alone.
+                        marks.enter_context(self.reservations.pending(devices, user.name))
+                if best is None:
+                    if pending:  # a pending reserve that loses frees what this search skipped
+                        await self.reservations.settled(pending)
+                        continue
+                    return {"nodes": [_node_answer(r) for r in results]}
+                try:
+                    reservation = await self.reservations.reserve(
+                        best.node, devices, refs, seconds, user=user.name
+                    )
+                except errors.StatusError as err:
+                    if err.code != 409:
+                        raise
+                    taken = taken_device(err, devices)
+                    if taken is not None:
+                        lost.add(DeviceID(*taken))
+                    log.info("reserving on %s lost a race (%s); searching again", best.node, err)
+                    continue
             status: dict[str, Any] = {"nodes": [_node_answer(r) for r in results]}
-            best = next((r for r in results if r.feasible), None)
-            if not spec.reserve or best is None:
-                return status
-            try:
-                reservation = await self.reservations.reserve(
-                    best.node,
-                    [tuple(d) for d in best.devices],  # type: ignore[misc]
-                    # An inline claim is named as the review names it (in "default" without
-                    # a namespace): no stored allocation will release it; it expires.
-                    [
-                        ClaimRef(ref.namespace or "default", ref.name or f"inline-{i}")
-                        for i, ref in enumerate(spec.claims)
-                    ],
-                    float(spec.reservation_seconds or RESERVATION_SECONDS_DEFAULT),
-                )
-            except errors.StatusError as err:
-                if err.code != 409:
-                    raise
-                log.info("reserving on %s lost a race (%s); asking again", best.node, err)
-                continue
             status["reservation"] = {
                 "name": reservation.metadata.name,
                 "nodeName": best.node,
                 "expirationTime": reservation.spec.expiration_time,
             }
             return status
-        return status
+        log.warning("a reserving review lost %d races; answering it unreserved", RESERVE_ROUNDS)
+        return {"nodes": [_contended(r, refs) for r in results]}
 
     # -- inputs ----------------------------------------------------------------------
 
@@ -160,6 +201,29 @@ class AllocationService:
 def _labels(obj: dict[str, Any]) -> dict[str, str]:
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
+
+
+def _contended(result: NodeResult, claims: Sequence[ClaimRef]) -> dict[str, Any]:
+    """A node's answer to a reserving review that kept losing races for its devices."""
+    if not result.feasible:
+        return _node_answer(result)
+    message = (
+        f"devices that fit were taken by concurrent reservations {RESERVE_ROUNDS} times;"
+        " nothing is held, retry"
+    )
+    return {
+        "nodeName": result.node,
+        "feasible": False,
+        "score": 0,
+        "reasons": [
+            {
+                "claim": f"{c.namespace}/{c.name}",
+                "reason": "ReservationContention",
+                "message": message,
+            }
+            for c in claims
+        ],
+    }
 
 
 def _rank(result: NodeResult) -> tuple[bool, int, str]:
