@@ -9,6 +9,12 @@ held here from the moment it returns.
 A reservation past its ``expirationTime`` no longer holds anything, even before the
 releaser deletes it: a timer tells the listeners when the next one lapses, so the pools it
 held are counted again without waiting for the delete.
+
+``released_after(revision)``: the devices of reservations whose delete this replica saw
+after ``revision``. A replica's releaser deletes a reservation once its own claim cache
+shows the claims holding the devices; another replica may see that delete before its own
+claim cache has the allocation, and a reserving search there must not take the devices in
+between: it counts these as held until its claim cache has passed the delete.
 """
 
 from __future__ import annotations
@@ -22,9 +28,12 @@ from typing import Any
 from ..api.resource.views import DeviceID
 from ..kinds.devicereservation import device_ids, expiration, reserved_by
 from ..sources import Source, SourceEvent, object_revision
+from ..storage import EventType
 from .gather import PoolKey
 
 JSON = dict[str, Any]
+RELEASES_KEPT = 1024
+"""Deletes remembered for ``released_after`` (a search only asks about the last moments)."""
 
 ReservationListener = Callable[[set[PoolKey]], None]
 """Told the pools whose reserved devices may have changed; must be cheap."""
@@ -55,6 +64,7 @@ class HeldReservations:
         self._listeners: list[ReservationListener] = []
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: datetime | None = None
+        self._released: list[tuple[int, frozenset[DeviceID]]] = []
         source.add_handler(self._on_event)
 
     def on_change(self, listener: ReservationListener) -> None:
@@ -111,6 +121,12 @@ class HeldReservations:
             if (driver, pool) == key
         }
 
+    def released_after(self, revision: int) -> set[DeviceID]:
+        """The devices of reservations deleted after ``revision`` (of this source's store);
+        forgets the deletes at or before it."""
+        self._released = [(at, ids) for at, ids in self._released if at > revision]
+        return {device for _, ids in self._released for device in ids}
+
     def count_by(self, user: str) -> int:
         """How many reservations made for ``user`` hold devices now."""
         return sum(1 for obj in self.current() if reserved_by(obj) == user)
@@ -118,6 +134,9 @@ class HeldReservations:
     # -- changes ----------------------------------------------------------------------
 
     def _on_event(self, event: SourceEvent) -> None:
+        if event.type is EventType.DELETED:
+            ids = frozenset(DeviceID(*d) for d in device_ids(event.obj))
+            self._released = [*self._released[-(RELEASES_KEPT - 1) :], (self.source.revision, ids)]
         self._changed(_pools_of(event.obj) | _pools_of(event.old))
 
     def _changed(self, pools: set[PoolKey]) -> None:

@@ -14,7 +14,9 @@ per-user cap) are one step under a lock of this replica, so concurrent reserving
 here never pick the same device; the store write follows outside the lock. A review that
 loses the write to another replica's reservation searches again without the device the
 conflict names; one that finds nothing while devices are pending here waits for those
-reserves to settle and searches again. After ``RESERVE_ROUNDS`` rounds it answers every
+reserves to settle and searches again. Devices of reservations deleted after the claim
+cache's revision count as held for it (the claims holding them may not be in the cache
+yet; see ``HeldReservations.released_after``), where claims come from this store. After ``RESERVE_ROUNDS`` rounds it answers every
 node infeasible (``ReservationContention``): never ``feasible`` without a reservation.
 """
 
@@ -107,7 +109,7 @@ class AllocationService:
             with contextlib.ExitStack() as marks:
                 async with self._picking:
                     pending = {DeviceID(*d) for d in self.reservations.in_flight()}
-                    results = await self._search(claims, nodes, lost | pending)
+                    results = await self._search(claims, nodes, lost | pending | self._released())
                     best = next((r for r in results if r.feasible), None)
                     if best is not None:
                         devices = [(d.driver, d.pool, d.device) for d in best.devices]
@@ -126,9 +128,9 @@ class AllocationService:
                 except errors.StatusError as err:
                     if err.code != 409:
                         raise
-                    taken = taken_device(err, devices)
-                    if taken is not None:
-                        lost.add(DeviceID(*taken))
+                    gone = taken_device(err, devices)
+                    if gone is not None:
+                        lost.add(DeviceID(*gone))
                     log.info("reserving on %s lost a race (%s); searching again", best.node, err)
                     continue
             status: dict[str, Any] = {"nodes": [_node_answer(r) for r in results]}
@@ -140,6 +142,15 @@ class AllocationService:
             return status
         log.warning("a reserving review lost %d races; answering it unreserved", RESERVE_ROUNDS)
         return {"nodes": [_contended(r, refs) for r in results]}
+
+    def _released(self) -> set[DeviceID]:
+        """Devices of reservations deleted since the revision the claim cache has reached,
+        when the claims follow this store (in aggregated mode they follow the
+        kube-apiserver's revisions, which cannot be compared)."""
+        claims = self.cluster.sources.claims
+        if not any(source is claims for source in self.cluster.own_sources()):
+            return set()
+        return self.reservations.devices.released_after(claims.revision)
 
     # -- inputs ----------------------------------------------------------------------
 

@@ -75,3 +75,20 @@ async def test_count_by_counts_a_users_current_reservations() -> None:
         source.put(obj)
     assert (held.count_by("alice"), held.count_by("bob"), held.count_by("carol")) == (2, 1, 0)
     held.close()
+
+
+async def test_released_after_names_the_devices_of_deletes_past_a_revision() -> None:
+    source = MemorySource("devicereservations")
+    await source.start()
+    held = HeldReservations(source)
+    source.put(reservation_obj("early", "n1", "g0"))
+    source.put(reservation_obj("late", "n1", "g1"))
+    source.remove("early")
+    early_gone = source.revision
+    source.remove("late")
+    assert held.held() == set()
+    assert held.released_after(0) == {DeviceID(DRIVER, "n1", "g0"), DeviceID(DRIVER, "n1", "g1")}
+    # A claim cache at the first delete: only the later one may not be in it yet.
+    assert held.released_after(early_gone) == {DeviceID(DRIVER, "n1", "g1")}
+    assert held.released_after(source.revision) == set()
+    held.close()
