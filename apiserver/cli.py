@@ -14,6 +14,7 @@ from typing import Any
 
 from .api.resource import DRA_GROUP
 from .auth.delegation import AuthOptions
+from .reservations import MAX_PER_USER as MAX_RESERVATIONS_PER_USER
 from .schedule.run import SCHEDULER_NAME, ScheduleOptions, run_schedule
 from .server.app import ServerSettings
 from .server.certs import write_client_cert
@@ -235,6 +236,14 @@ def _parser() -> argparse.ArgumentParser:
         default=10,
         help="ResourcePoolStatusRequests a user may create at once before the rate applies"
         " (default 10)",
+    )
+    s.add_argument(
+        "--max-reservations-per-user",
+        type=int,
+        default=MAX_RESERVATIONS_PER_USER,
+        help="DeviceReservations one user's reserving AllocationReviews may hold at once;"
+        " beyond it a reserving review is refused with 429 and nothing is held; 0 for no cap"
+        f" (default {MAX_RESERVATIONS_PER_USER})",
     )
     s.add_argument(
         "--cert-dir",
@@ -536,6 +545,7 @@ def main(argv: list[str] | None = None) -> None:
             pool_status_pending_ttl=args.pool_status_pending_ttl,
             pool_status_create_rate=args.pool_status_create_rate,
             pool_status_create_burst=args.pool_status_create_burst,
+            max_reservations_per_user=args.max_reservations_per_user,
             etcd_prefix=args.etcd_prefix,
             etcd_cafile=args.etcd_cafile,
             etcd_certfile=args.etcd_certfile,

@@ -34,6 +34,7 @@ from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourceclaimtemplate import ResourceClaimTemplateStrategy
 from ..machinery.review import ReviewStrategy
 from ..pools import PoolIndex
+from ..reservations import MAX_PER_USER as MAX_RESERVATIONS_PER_USER
 from ..reservations import ReservationService
 from ..sources import StoreSource
 from ..storage import Store
@@ -82,6 +83,7 @@ class ServeOptions:
     pool_status_pending_ttl: float = 24 * 3600.0
     pool_status_create_rate: float = 0.2
     pool_status_create_burst: int = 10
+    max_reservations_per_user: int = MAX_RESERVATIONS_PER_USER
     etcd_prefix: str = "/registry"
     etcd_cafile: str | None = None
     etcd_certfile: str | None = None
@@ -255,6 +257,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     reservations = ReservationService(
         cluster.registry(DeviceReservationStrategy.for_group(options.group).resource),
         cluster.sources.claims,
+        max_per_user=options.max_reservations_per_user,
     )
     services: list[Service] = [
         *([rbac] if rbac is not None else []),
@@ -277,12 +280,19 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
         )
-        pool_status = PoolStatusService(cluster, options.group, devices, pool_options, metrics)
+        pool_status = PoolStatusService(
+            cluster, options.group, devices, pool_options, metrics, reservations.devices
+        )
         services.append(pool_status)
         pools = pool_status.index
     else:
         # The allocator reads the same pools as pool status would: one index either way.
-        pools = PoolIndex(devices.view, cluster.sources.slices, cluster.sources.claims)
+        pools = PoolIndex(
+            devices.view,
+            cluster.sources.slices,
+            cluster.sources.claims,
+            reservations=reservations.devices,
+        )
         services.append(PoolIndexService(pools))
     pool_view = PoolViewService(
         pools,
