@@ -148,6 +148,7 @@ class Allocator:
         self._refuted: dict[tuple[str, tuple[int, ...], int], bool] | None = {} if caches else None
         self._signatures: dict[Any, int] = {}
         self._candidates: dict[int, Candidate] = {}
+        self._binding_pools: dict[tuple[str, str], bool] = {}
         self._filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
         self._grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
         self.reserved: set[DeviceID] = set(reserved)
@@ -479,9 +480,21 @@ class Allocator:
         state = reach.device.state
         found = self._candidates.get(id(state)) if self.caches else None
         if found is None or found.state is not state:
-            found = Candidate(reach)
+            found = Candidate(reach, self._late(reach.pool))
             if self.caches:
                 self._candidates[id(state)] = found
+        return found
+
+    def _late(self, pool: PoolState) -> bool:
+        """Whether a device of the pool has binding conditions: upstream tries such pools
+        after all others."""
+        found = self._binding_pools.get(pool.key)
+        if found is None:
+            found = any(
+                d.state is not None and bool(d.state.device.get("bindingConditions"))
+                for d in pool.gathered.devices.values()
+            )
+            self._binding_pools[pool.key] = found
         return found
 
     # -- explanations ----------------------------------------------------------------
