@@ -160,7 +160,15 @@ def test_parsing_from_json() -> None:
 
 @pytest.mark.parametrize(
     ("amount", "text"),
-    [("0", "0"), ("1024", "1Ki"), ("1536", "1536"), ("3Gi", "3Gi"), ("500m", "0.5")],
+    [
+        ("0", "0"),
+        ("1024", "1Ki"),
+        ("1536", "1536"),
+        ("3Gi", "3Gi"),
+        ("16G", "16G"),
+        ("2000", "2k"),
+        ("500m", "0.5"),
+    ],
 )
 def test_quantity_text_round_trips(amount: str, text: str) -> None:
     assert quantity_text(q(amount)) == text

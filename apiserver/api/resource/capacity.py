@@ -37,6 +37,7 @@ Amounts = Mapping[str, int]
 """Capacity name -> amount in nano units."""
 
 _BINARY = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_DECIMAL = ("", "k", "M", "G", "T", "P", "E")
 
 
 def units(nanos: int) -> int:
@@ -187,8 +188,9 @@ def share(
 
 
 def quantity_text(amount: int) -> str:
-    """An amount as a quantity string: whole amounts in the largest binary unit that divides
-    them (``10Gi``, ``1536``), others as a decimal (``0.5``)."""
+    """An amount as a quantity string, the shortest exact one: whole amounts in the largest
+    binary or decimal unit that divides them (``10Gi``, ``16G``, ``1536``), others as a
+    decimal (``0.5``)."""
     if amount % NANO:
         whole, frac = divmod(abs(amount), NANO)
         sign = "-" if amount < 0 else ""
@@ -196,8 +198,12 @@ def quantity_text(amount: int) -> str:
     value = amount // NANO
     if value == 0:
         return "0"
+    return min(_scaled(value, 1024, _BINARY), _scaled(value, 1000, _DECIMAL), key=len)
+
+
+def _scaled(value: int, base: int, suffixes: tuple[str, ...]) -> str:
     suffix = 0
-    while suffix < len(_BINARY) - 1 and value % 1024 == 0:
-        value //= 1024
+    while suffix < len(suffixes) - 1 and value % base == 0:
+        value //= base
         suffix += 1
-    return f"{value}{_BINARY[suffix]}"
+    return f"{value}{suffixes[suffix]}"
