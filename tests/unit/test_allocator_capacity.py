@@ -13,6 +13,8 @@ from apiserver.cel.quantity import parse
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, pools_from, summary_of
 
+from .allocatorcheck import held_devices, valid
+
 DRIVER = "dra.example.com"
 NODE = Node("node-1", {"region": "r1", "planet": "earth"})
 CLASSES = {"nic": {"spec": {}}}
@@ -55,6 +57,15 @@ def request(name: str = "req-0", count: int = 1, capacity: str | None = None) ->
     return {"name": name, "exactly": exactly}
 
 
+def checked(space: Pools, claims: list[Any], result: NodeResult) -> NodeResult:
+    """The answer, after the independent checker found it valid."""
+    assert result.feasible, result.reasons
+    allocations = [c.allocation for c in result.claims]
+    problem = valid(space, CLASSES, NODE, claims, allocations, held_devices(space))
+    assert problem is None, (problem, allocations)
+    return result
+
+
 def results(result: NodeResult, index: int = 0) -> list[JSON]:
     allocation = result.claims[index].allocation
     assert allocation is not None
@@ -79,10 +90,8 @@ def test_several_claims_share_a_device_while_its_capacity_lasts() -> None:
     """``with-allocated-capacity-use-remaining``: shares of one device, each with its own
     shareID and the capacity it consumes, until what is left is too little."""
     shared = pools(slice_obj("s1", [nic("nic-0")]))
-    found = Allocator(shared, CLASSES).allocate(
-        [claim("a", request(capacity="4Gi")), claim("b", request(capacity="2500Mi"))], NODE
-    )
-    assert found.feasible, found.reasons
+    claims = [claim("a", request(capacity="4Gi")), claim("b", request(capacity="2500Mi"))]
+    found = checked(shared, claims, Allocator(shared, CLASSES).allocate(claims, NODE))
     first, second = results(found, 0), results(found, 1)
     assert [r["device"] for r in first + second] == ["nic-0", "nic-0"]
     assert first[0]["consumedCapacity"] == {"bandwidth": "4Gi"}
@@ -95,7 +104,8 @@ def test_several_claims_share_a_device_while_its_capacity_lasts() -> None:
         slice_obj("s1", [nic("nic-0")]),
         claims=(stored("a", found), {"status": {"allocation": found.claims[1].allocation}}),
     )
-    assert Allocator(after, CLASSES).allocate([claim("c", request(capacity="3Gi"))], NODE).feasible
+    three = [claim("c", request(capacity="3Gi"))]
+    checked(after, three, Allocator(after, CLASSES).allocate(three, NODE))
     refused = Allocator(after, CLASSES).allocate([claim("c", request(capacity="4Gi"))], NODE)
     assert not refused.feasible
     assert "capacity exhausted 1" in "\n".join(refused.reasons)
@@ -132,10 +142,8 @@ def test_one_request_never_takes_one_device_twice_but_two_requests_may() -> None
     requests of one claim may each take a share of the same device."""
     one = pools(slice_obj("s1", [nic("nic-0")]))
     assert not Allocator(one, CLASSES).allocate([claim("a", request(count=2))], NODE).feasible
-    both = Allocator(one, CLASSES).allocate(
-        [claim("a", request("req-0", capacity="2Gi"), request("req-1", capacity="2Gi"))], NODE
-    )
-    assert both.feasible
+    pair = [claim("a", request("req-0", capacity="2Gi"), request("req-1", capacity="2Gi"))]
+    both = checked(one, pair, Allocator(one, CLASSES).allocate(pair, NODE))
     assert [r["device"] for r in results(both)] == ["nic-0", "nic-0"]
     two = pools(slice_obj("s1", [nic("nic-0"), nic("nic-1")]))
     found = Allocator(two, CLASSES).allocate([claim("a", request(count=2))], NODE)
