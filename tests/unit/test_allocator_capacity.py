@@ -443,3 +443,24 @@ def test_per_device_node_selection_ands_each_device_selector() -> None:
     terms = allocation["nodeSelector"]["nodeSelectorTerms"]
     assert len(terms) == 1
     assert [r["key"] for r in terms[0]["matchExpressions"]] == ["region", "planet"]
+
+
+def test_a_zero_default_shares_without_limit_and_forbids_other_amounts() -> None:
+    """``with-zero-request-policy`` and ``violates-zero-request-policy``: default 0 among
+    validValues [0]; requests without capacity consume 0 each, a request for 1 is refused."""
+    device = {
+        "name": "device-1",
+        "allowMultipleAllocations": True,
+        "capacity": {
+            "capacity-0": {"value": "1", "requestPolicy": {"default": "0", "validValues": ["0"]}}
+        },
+    }
+    space = pools(slice_obj("s1", [device]))
+    two = [claim("a", request()), claim("b", request())]
+    found = checked(space, two, Allocator(space, CLASSES).allocate(two, NODE))
+    assert [results(found, i)[0]["consumedCapacity"] for i in (0, 1)] == [{"capacity-0": "0"}] * 2
+    one = {
+        "name": "req-0",
+        "exactly": {"deviceClassName": "nic", "capacity": {"requests": {"capacity-0": "1"}}},
+    }
+    assert not Allocator(space, CLASSES).allocate([claim("a", one)], NODE).feasible
