@@ -57,17 +57,13 @@ def _canonical(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
-def _needs_attaching(device: JSON) -> bool | None:
-    """None for a device that is not a fabric device by its ``kubernetes.io/needs-attaching``
-    attribute, else whether it still needs attaching."""
-    attribute = (device.get("attributes") or {}).get(NEEDS_ATTACHING)
+def _attribute_rank(attributes: JSON) -> int:
+    """LOCAL for a device that is not a fabric device by its ``kubernetes.io/needs-attaching``
+    attribute, else whether it is attached already (ATTACHED) or not (NEEDS_ATTACH)."""
+    attribute = attributes.get(NEEDS_ATTACHING)
     if isinstance(attribute, dict) and isinstance(attribute.get("bool"), bool):
-        return bool(attribute["bool"])
-    return None
-
-
-def _rank(needs: bool | None) -> int:
-    return LOCAL if needs is None else NEEDS_ATTACH if needs else ATTACHED
+        return NEEDS_ATTACH if attribute["bool"] else ATTACHED
+    return LOCAL
 
 
 class Candidate:
@@ -110,7 +106,7 @@ class Candidate:
         )
         self.binds_to_node = bool(self.device.get("bindsToNode"))
         self.shared = self.device.get("allowMultipleAllocations") is True
-        attribute_rank = _rank(_needs_attaching(self.device))
+        attribute_rank = _attribute_rank(self.attributes)
         self.rank = NEEDS_ATTACH if self.device.get("bindingConditions") else attribute_rank
         self.order = (late, attribute_rank)
         self._value: DeviceValue | EvaluationError | None = None

@@ -148,7 +148,7 @@ class Allocator:
         self._refuted: dict[tuple[str, tuple[int, ...], int], bool] | None = {} if caches else None
         self._signatures: dict[Any, int] = {}
         self._candidates: dict[int, Candidate] = {}
-        self._binding_pools: dict[tuple[str, str], bool] = {}
+        self._binding_pools: dict[int, bool] = {}
         self._filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
         self._grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
         self.reserved: set[DeviceID] = set(reserved)
@@ -488,13 +488,13 @@ class Allocator:
     def _late(self, pool: PoolState) -> bool:
         """Whether a device of the pool has binding conditions: upstream tries such pools
         after all others."""
-        found = self._binding_pools.get(pool.key)
+        found = self._binding_pools.get(id(pool))  # the snapshot keeps its pools alive
         if found is None:
             found = any(
                 d.state is not None and bool(d.state.device.get("bindingConditions"))
                 for d in pool.gathered.devices.values()
             )
-            self._binding_pools[pool.key] = found
+            self._binding_pools[id(pool)] = found
         return found
 
     # -- explanations ----------------------------------------------------------------
