@@ -252,7 +252,15 @@ class Allocator:
         except _Problem as problem:
             return NodeResult(node.name, False, why=(str(problem),))
         held = self.held
-        fixed = [r.id for p in plans if p.fixed for r in p.claim.allocated if not r.admin_access]
+        # An allocated claim's devices are taken whole; its shares of multi-allocatable
+        # devices are in what the pools' shares consume already.
+        fixed = [
+            r.id
+            for p in plans
+            if p.fixed
+            for r in p.claim.allocated
+            if not r.admin_access and not r.shared
+        ]
         if fixed:
             held = held | set(fixed)
         search = Search(
@@ -315,7 +323,10 @@ class Allocator:
         held = self.held
         for claim in claims:
             if claim.allocation is not None:
-                if any(not r.admin_access and r.id not in held for r in claim.allocated):
+                if any(
+                    not r.admin_access and not r.shared and r.id not in held
+                    for r in claim.allocated
+                ):
                     return None
                 outcomes.append(ClaimOutcome(claim))
                 continue

@@ -464,3 +464,22 @@ def test_a_zero_default_shares_without_limit_and_forbids_other_amounts() -> None
         "exactly": {"deviceClassName": "nic", "capacity": {"requests": {"capacity-0": "1"}}},
     }
     assert not Allocator(space, CLASSES).allocate([claim("a", one)], NODE).feasible
+
+
+def test_an_allocated_claim_in_the_same_review_keeps_its_share_and_leaves_the_rest() -> None:
+    """A review of a stored claim holding a share of a device, beside a new claim: the
+    stored share counts once (from the pools), and the new claim may share the device."""
+    space = pools(slice_obj("s1", [nic("nic-0")]))
+    first = Allocator(space, CLASSES).allocate([claim("a", request(capacity="6Gi"))], NODE)
+    holder = {
+        "metadata": {"name": "a", "namespace": "default"},
+        "spec": {"devices": {"requests": [request(capacity="6Gi")]}},
+        "status": {"allocation": first.claims[0].allocation},
+    }
+    after = pools(slice_obj("s1", [nic("nic-0")]), claims=(holder,))
+    both = [parse_claim("default/a", holder), claim("b", request(capacity="4Gi"))]
+    found = Allocator(after, CLASSES).allocate(both, NODE)
+    assert found.feasible, found.reasons
+    assert results(found, 1)[0]["device"] == "nic-0"
+    over = [parse_claim("default/a", holder), claim("b", request(capacity="5Gi"))]
+    assert not Allocator(after, CLASSES).allocate(over, NODE).feasible
