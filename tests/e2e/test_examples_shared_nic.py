@@ -7,18 +7,25 @@ Expectations are hand-computed from the file's numbers (its header comment says 
 eth0 has 40G and 16 queues; nic-a takes 10G and 4 queues, nic-b 16G and 1, nic-c 1G and 1;
 then 13G is left on eth0 and 10G on eth1, so 14G fits nowhere and 13G fits eth0. Pool
 status counts eth0 once, as allocated, and eth1 as available.
+
+Then many clients at once over several rounds, reserving shares and storing them: capacity
+is never over-committed and what is left is what a review then fits.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
+from apiserver.api.resource.capacity import quantity_text
 from apiserver.cel.quantity import parse
 from devtools.waiting import wait_for
 
@@ -158,3 +165,113 @@ def test_pool_status_counts_the_shared_nic_once(cluster: ServerProcess) -> None:
     assert status["allocatedDevices"] == 1
     assert status["availableDevices"] == 1
     assert status["unavailableDevices"] == 0
+
+
+# -- two replicas, many clients at once ------------------------------------------------------
+
+REVIEWS = "/apis/resource.k8s.io/v1alpha3/allocationreviews"
+RESERVATIONS = "/apis/resource.k8s.io/v1alpha3/devicereservations"
+CAPACITY = {"eth0": parse("40G").nanos, "eth1": parse("10G").nanos}
+ROUNDS, CLIENTS = 3, 16
+
+
+@pytest.fixture
+def fresh_nic(tmp_path: Path) -> Iterator[ServerProcess]:
+    server = start_server(tmp_path / "server", [])
+    try:
+        server.kubectl("apply", "-f", str(NODES))
+        server.kubectl("apply", "-f", str(EXAMPLE))
+        yield server
+    finally:
+        server.stop()
+
+
+def reserving(bandwidth: str) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/v1alpha3",
+        "kind": "AllocationReview",
+        "spec": {
+            "claims": [inline(bandwidth)],
+            "nodeNames": ["node-1"],
+            "reserve": True,
+            "reservationSeconds": 120,
+        },
+    }
+
+
+def consumed_by_stored_claims(server: ServerProcess) -> dict[str, int]:
+    items = server.client().get(f"/apis/{GROUP}/v1/resourceclaims").json()["items"]
+    out = {"eth0": 0, "eth1": 0}
+    for item in items:
+        allocation = (item.get("status") or {}).get("allocation")
+        for result in (allocation or {}).get("devices", {}).get("results", ()):
+            out[result["device"]] += amounts(result)["bandwidth"]
+    return out
+
+
+def test_concurrent_reserving_reviews_never_overcommit(fresh_nic: ServerProcess) -> None:
+    """Rounds of 16 clients at once, each reserving a 5G share; each winner's allocation is
+    then stored as a claim. A reservation holds a device whole, so a round's winners hold
+    distinct devices; what the stored claims consume never exceeds a device's bandwidth, and
+    a review afterwards fits exactly what is left. (One server: on etcd storage, where
+    replicas run, an AllocationReview currently answers 503 while its caches catch up.)"""
+    servers = [fresh_nic, fresh_nic]
+    share_ids: list[str] = []
+    for round_ in range(ROUNDS):
+
+        def ask(i: int) -> dict[str, Any]:
+            with servers[i % 2].client() as client:
+                # 503 (caches behind the store, Retry-After) is an answer to ask again.
+                answer = wait_for(
+                    lambda: _unless_busy(client.post(REVIEWS, json=reserving("5G"))),
+                    "a review that is not 503",
+                    interval=1.0,
+                )
+                assert answer.status_code == 201, answer.text
+                status: dict[str, Any] = answer.json()["status"]
+                return status
+
+        with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+            answers = list(pool.map(ask, range(CLIENTS)))
+        winners = [a for a in answers if "reservation" in a]
+        assert winners, answers
+        held = [a["nodes"][0]["allocations"][0]["devices"]["results"][0] for a in winners]
+        assert len({r["device"] for r in held}) == len(held)  # never one device twice
+        for i, (answer, result) in enumerate(zip(winners, held, strict=True)):
+            assert amounts(result)["bandwidth"] == parse("5G").nanos
+            share_ids.append(result["shareID"])
+            name = f"round-{round_}-{i}"
+            writer = servers[(i + 1) % 2]
+            writer.kubectl("create", "-f", "-", input=yaml.safe_dump(claim_object(name)))
+            allocate(writer, name, answer["nodes"][0]["allocations"][0])
+        servers[0].kubectl("delete", "devicereservations", "--all")
+        used = consumed_by_stored_claims(servers[round_ % 2])
+        assert all(used[d] <= CAPACITY[d] for d in CAPACITY), used
+    assert len(set(share_ids)) == len(share_ids)
+    used = consumed_by_stored_claims(servers[0])
+    left = {d: CAPACITY[d] - used[d] for d in CAPACITY}
+    most = max(left.values())
+    for server in servers:
+
+        def caught_up(server: ServerProcess = server) -> bool:
+            return consumed_by_stored_claims(server) == used
+
+        wait_for(caught_up, "the replica's claims")
+        fits = review(server, [inline(quantity_text(most))])
+        assert fits["feasible"], (left, fits)
+        over = review(server, [inline(quantity_text(most + parse("1G").nanos))])
+        assert not over["feasible"], (left, over)
+
+
+def _unless_busy(response: httpx.Response) -> httpx.Response | None:
+    return None if response.status_code == 503 else response
+
+
+def claim_object(name: str) -> dict[str, Any]:
+    spec = inline("5G")["spec"]
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
