@@ -6,12 +6,14 @@
     results = await allocator.review(claims, nodes)  # the same per node, on an event loop
 
 An ``Allocator`` is made from one ``Pools`` snapshot (gathered pools, allocated and
-reserved devices) and the DeviceClasses by name; ``reserved`` adds devices held elsewhere.
-``hold``/``release`` take devices (and their counters) in and out of what is held, so a
-caller that commits one allocation after another keeps one allocator (the pool index's
-reservations do the same for pool status). Each call searches claims jointly on one node
-(no device shared between them; a claim that is already allocated keeps its allocation and
-its devices are taken) and answers a ``NodeResult``: feasible or not, a score (see
+reserved devices, and what shares of multi-allocatable devices consume) and the DeviceClasses
+by name; ``reserved`` adds devices held elsewhere (whole). ``hold``/``release`` take devices
+(and their counters) in and out of what is held, so a caller that commits one allocation
+after another keeps one allocator (the pool index's reservations do the same for pool
+status). Each call searches claims jointly on one node (no device shared between them but
+those that allow multiple allocations, while their capacity lasts; a claim that is already
+allocated keeps its allocation, its dedicated devices are taken and its shares stay
+counted) and answers a ``NodeResult``: feasible or not, a score (see
 ``result``), per claim the upstream AllocationResult, and when infeasible, reasons naming
 the claim, the request and what removed the candidates, with counts.
 
