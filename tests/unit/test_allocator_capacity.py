@@ -483,3 +483,38 @@ def test_an_allocated_claim_in_the_same_review_keeps_its_share_and_leaves_the_re
     assert results(found, 1)[0]["device"] == "nic-0"
     over = [parse_claim("default/a", holder), claim("b", request(capacity="5Gi"))]
     assert not Allocator(after, CLASSES).allocate(over, NODE).feasible
+
+
+def test_many_network_attached_devices_make_one_term() -> None:
+    """``many-network-attached-devices``: selectors by region, for all nodes, by planet, and
+    by ``metadata.name`` (a selector, not ``nodeName``): one term with the two label
+    requirements and the field requirement."""
+    by_name = {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}
+        ]
+    }
+    space = pools(
+        slice_obj(
+            "s1", [{"name": "device-1"}], pool="pool-1", nodeSelector=selected("region", "r1")
+        ),
+        slice_obj("s2", [{"name": "device-1"}], pool="pool-2", allNodes=True),
+        slice_obj(
+            "s3", [{"name": "device-1"}], pool="pool-3", nodeSelector=selected("planet", "earth")
+        ),
+        slice_obj("s4", [{"name": "device-1"}], pool="pool-4", nodeSelector=by_name),
+    )
+    found = Allocator(space, CLASSES).allocate([claim("a", request(count=4))], NODE)
+    allocation = found.claims[0].allocation
+    assert allocation is not None
+    assert allocation["nodeSelector"] == {
+        "nodeSelectorTerms": [
+            {
+                "matchExpressions": [
+                    {"key": "region", "operator": "In", "values": ["r1"]},
+                    {"key": "planet", "operator": "In", "values": ["earth"]},
+                ],
+                "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}],
+            }
+        ]
+    }
