@@ -518,3 +518,29 @@ def test_many_network_attached_devices_make_one_term() -> None:
             }
         ]
     }
+
+
+def test_distinct_attribute_across_shares() -> None:
+    """``distinct-constraint-one/two-multi-allocatable-device(s)-with-distinct-constraint``:
+    two requests of one claim may not share one device when their values must differ."""
+
+    def labelled(name: str, value: str) -> JSON:
+        return {
+            "name": name,
+            "allowMultipleAllocations": True,
+            "attributes": {"stringAttribute": {"string": value}},
+            "capacity": {"bandwidth": {"value": "4"}},
+        }
+
+    def both(space: Pools) -> NodeResult:
+        spec = {
+            "devices": {
+                "requests": [request("req-0", capacity="2"), request("req-1", capacity="2")],
+                "constraints": [{"distinctAttribute": f"{DRIVER}/stringAttribute"}],
+            }
+        }
+        return Allocator(space, CLASSES).allocate([parse_claim("a", spec)], NODE)
+
+    assert not both(pools(slice_obj("s1", [labelled("device-1", "v1")]))).feasible
+    two = both(pools(slice_obj("s1", [labelled("device-1", "v1"), labelled("device-2", "v2")])))
+    assert [r["device"] for r in results(two)] == ["device-1", "device-2"]
