@@ -544,3 +544,57 @@ def test_distinct_attribute_across_shares() -> None:
     assert not both(pools(slice_obj("s1", [labelled("device-1", "v1")]))).feasible
     two = both(pools(slice_obj("s1", [labelled("device-1", "v1"), labelled("device-2", "v2")])))
     assert [r["device"] for r in results(two)] == ["device-1", "device-2"]
+
+
+def _plain(name: str, value: str) -> JSON:
+    return {
+        "name": name,
+        "allowMultipleAllocations": True,
+        "capacity": {"capacity-0": {"value": value}},
+    }
+
+
+def _stored_share(device_name: str, amount: str) -> JSON:
+    result = {
+        "request": "r",
+        "driver": DRIVER,
+        "pool": "pool-1",
+        "device": device_name,
+        "shareID": "00000000-0000-4000-8000-000000000001",
+        "consumedCapacity": {"capacity-0": amount},
+    }
+    return {"status": {"allocation": {"devices": {"results": [result]}}}}
+
+
+def _every(name: str, amount: str) -> JSON:
+    exactly = {
+        "deviceClassName": "nic",
+        "allocationMode": "All",
+        "capacity": {"requests": {"capacity-0": amount}},
+    }
+    return {"name": name, "exactly": exactly}
+
+
+def test_all_mode_and_capacity_in_use() -> None:
+    """``allocation-mode-all-in-use-sufficient`` / ``-in-use-insufficient`` /
+    ``-allocating-insufficient``: stored shares leave a device out of "all" when too little
+    is left; a share taken earlier in the same claim does not (and then All fails)."""
+    sufficient = pools(
+        slice_obj("s1", [_plain("device-1", "2"), _plain("device-2", "1")]),
+        claims=(_stored_share("device-1", "1"),),
+    )
+    found = Allocator(sufficient, CLASSES).allocate([claim("a", _every("req-0", "1"))], NODE)
+    assert [r["device"] for r in results(found)] == ["device-1", "device-2"]
+    insufficient = pools(
+        slice_obj("s1", [_plain("device-1", "1"), _plain("device-2", "1")]),
+        claims=(_stored_share("device-1", "1"),),
+    )
+    found = Allocator(insufficient, CLASSES).allocate([claim("a", _every("req-0", "1"))], NODE)
+    assert [r["device"] for r in results(found)] == ["device-2"]
+    allocating = pools(slice_obj("s1", [_plain("device-1", "1"), _plain("device-2", "1")]))
+    one = {
+        "name": "req-0",
+        "exactly": {"deviceClassName": "nic", "capacity": {"requests": {"capacity-0": "1"}}},
+    }
+    both = claim("a", one, _every("req-1", "1"))
+    assert not Allocator(allocating, CLASSES).allocate([both], NODE).feasible
