@@ -34,14 +34,20 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..api.resource.views import DeviceID, SliceView, dedicated_devices, slice_view
+from ..api.resource.views import (
+    DeviceID,
+    SliceView,
+    dedicated_devices,
+    shared_devices,
+    slice_view,
+)
 from ..devices import Commit, DeviceState, DeviceView
 from ..sources import Source, SourceEvent
 from ..storage import EventType
 from ..tasks import BackgroundTask
 from .gather import DeviceFacts, GatheredPool, PoolKey, device_facts, gather
 from .reserved import HeldReservations
-from .snapshot import Pools, PoolState
+from .snapshot import Pools, PoolState, add_share
 from .summary import PoolSummary, summary_of
 
 log = logging.getLogger("apiserver.pools")
@@ -100,6 +106,10 @@ class PoolIndex:
         self._allocated: dict[PoolKey, dict[str, int]] = {}
         """Per pool: allocated device name -> how many claim results name it."""
         self._claims: dict[str, tuple[DeviceID, ...]] = {}
+        self._shares: dict[str, tuple[tuple[DeviceID, tuple[tuple[str, int], ...]], ...]] = {}
+        """Per claim: the shares of multi-allocatable devices its allocation holds."""
+        self._shared: dict[PoolKey, dict[str, dict[str, int]]] = {}
+        """Per pool: device -> capacity consumed by its shares (see ``add_share``)."""
         self._reset: list[DeviceState] | None = None
         self._buffered: list[Commit] = []
         self._wakeup = asyncio.Event()
@@ -171,8 +181,13 @@ class PoolIndex:
         return entry.gathered
 
     def held(self, key: PoolKey) -> set[str]:
-        """Names of the pool's devices that allocations or reservations hold."""
-        return set(self._allocated.get(key, ())) | self.reserved(key)
+        """Names of the pool's devices that allocations or reservations hold, whole or (a
+        device that allows multiple allocations) by at least one share."""
+        return (
+            set(self._allocated.get(key, ()))
+            | self.reserved(key)
+            | self._shared.get(key, {}).keys()
+        )
 
     def reserved(self, key: PoolKey) -> set[str]:
         """Names of the pool's devices that reservations hold now."""
@@ -200,6 +215,7 @@ class PoolIndex:
                         gathered,
                         frozenset(self._allocated.get((driver, pool), ())),
                         reserved.get((driver, pool), frozenset()),
+                        _copy(self._shared.get((driver, pool))),
                     )
                 )
         return Pools(states)
@@ -356,6 +372,7 @@ class PoolIndex:
     # -- claims ----------------------------------------------------------------------
 
     def _on_claim(self, event: SourceEvent) -> None:
+        self._on_shares(event)
         new = () if event.type is EventType.DELETED else dedicated_devices(event.obj)
         old = self._claims.pop(event.key, ())
         if new:
@@ -378,11 +395,32 @@ class PoolIndex:
             if counts[device] == 1:
                 self._touch((driver, pool))
 
+    def _on_shares(self, event: SourceEvent) -> None:
+        """Keep the capacity the claim's shares of multi-allocatable devices consume."""
+        new = () if event.type is EventType.DELETED else shared_devices(event.obj)
+        old = self._shares.pop(event.key, ())
+        if new:
+            self._shares[event.key] = new
+        if new == old:
+            return
+        for shares, sign in ((old, -1), (new, 1)):
+            for device, amounts in shares:
+                key = (device.driver, device.pool)
+                pool = self._shared.setdefault(key, {})
+                add_share(pool, device.device, amounts, sign)
+                if not pool:
+                    del self._shared[key]
+                self._touch(key)
+
     def _touch(self, key: PoolKey) -> None:
         entry = self._pools.get(key)
         if entry is not None:
             entry.summary = None
             self._changed(key)
+
+
+def _copy(shared: dict[str, dict[str, int]] | None) -> dict[str, dict[str, int]]:
+    return {name: dict(amounts) for name, amounts in shared.items()} if shared else {}
 
 
 def _key(state: DeviceState) -> PoolKey:

@@ -63,6 +63,7 @@ _REASONS = (
     ("incomplete or invalid", "PoolUnusable"),
     ("is reachable from", "NoCandidates"),
     ("exceed the claim limit", "TooManyDevices"),
+    ("capacity", "CapacityExhausted"),
 )
 
 

@@ -105,3 +105,66 @@ async def test_allocator_and_pool_status_read_the_same_pools() -> None:
         await view.close()
         for source in (slices, classes, patches, claims, reservations):
             await source.close()
+
+
+def share(name: str, device_name: str, bandwidth: str) -> dict[str, Any]:
+    result = {
+        "request": "r",
+        "driver": DRIVER,
+        "pool": "n1",
+        "device": device_name,
+        "shareID": f"00000000-0000-4000-8000-{len(name):012d}",
+        "consumedCapacity": {"bandwidth": bandwidth},
+    }
+    return {
+        "metadata": {"name": name, "namespace": "default", "uid": name},
+        "spec": {},
+        "status": {"allocation": {"devices": {"results": [result]}}},
+    }
+
+
+async def test_shares_of_a_device_are_summed_counted_once_and_given_back() -> None:
+    """Claims holding shares of a multi-allocatable device: pool status counts the device
+    once, as allocated; the snapshot sums what the shares consume, so the allocator sees
+    what is left; a deleted claim gives its share back."""
+    nic = {
+        "name": "nic",
+        "allowMultipleAllocations": True,
+        "capacity": {"bandwidth": {"value": "10Gi"}},
+    }
+    clock = RevisionClock()
+    slices = MemorySource("resourceslices", [slice_obj("n1", [nic, device("g0")])], clock=clock)
+    classes = MemorySource("deviceclasses", [class_obj("gpu")], clock=clock)
+    patches = MemorySource("resourceslicepatches", [], clock=clock)
+    claims = MemorySource(
+        "resourceclaims", [share("a", "nic", "4Gi"), share("bb", "nic", "5Gi")], clock=clock
+    )
+    view = DeviceView(slices, classes, patches)
+    index = PoolIndex(view, slices, claims)
+    for source in (slices, classes, patches, claims):
+        await source.start()
+    await view.start()
+    await index.start()
+    try:
+        await asyncio.wait_for(index.wait_synced(), WAIT)
+        await asyncio.wait_for(index.settle(), WAIT)
+        summary = index.summary(DRIVER, "n1")
+        assert summary is not None
+        assert (summary.total, summary.allocated, summary.available) == (2, 1, 1)
+        state = index.snapshot().states[(DRIVER, "n1")]
+        assert state.shared["nic"]["bandwidth"] == 9 * 2**30 * 10**9
+        assert "nic" not in state.allocated
+
+        claims.remove("default/a")
+        state = index.snapshot().states[(DRIVER, "n1")]
+        assert state.shared["nic"]["bandwidth"] == 5 * 2**30 * 10**9
+        claims.remove("default/bb")
+        assert index.snapshot().states[(DRIVER, "n1")].shared == {}
+        summary = index.summary(DRIVER, "n1")
+        assert summary is not None
+        assert (summary.allocated, summary.available) == (0, 2)
+    finally:
+        await index.close()
+        await view.close()
+        for source in (slices, classes, patches, claims):
+            await source.close()

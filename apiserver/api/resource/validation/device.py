@@ -202,15 +202,9 @@ def validate_request_policy(
     """Upstream's rules for a consumable capacity: a default within the valid amounts, valid
     values ascending and within the capacity, a range within the capacity."""
     errs: list[FieldError] = []
+    # A default alone is not checked against the value, as upstream: it only makes an
+    # unrequested share of the device never fit.
     default = _quantity(policy.default) if policy.default is not None else None
-    if default is not None and default.nanos > capacity.nanos:
-        errs.append(
-            field.invalid(
-                str(path.child("default")),
-                policy.default,
-                "must be less than or equal to capacity value",
-            )
-        )
     if policy.valid_values is not None and policy.valid_range is not None:
         errs.append(field.forbidden(str(path), "only one of validValues and validRange may be set"))
         return errs
