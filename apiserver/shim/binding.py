@@ -36,12 +36,13 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from ..api.resource.resourceclaim import ATTACH_FAILED, IS_ATTACHED, NEEDS_ATTACHING
+from ..toolkit.timestamps import now_rfc3339
 from .claims import pod_claims
 from .client import APIClient, APIError
+from .events import ClientEventRecorder
 from .extender import BindArgs
 from .metrics import ShimMetrics
 from .paths import Paths
@@ -52,14 +53,16 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 CONFLICT_RETRIES = 10
 ATTACH_TIMEOUT = 600.0
+COMPONENT = "dra-scheduler-shim"
+"""Who the Events about attach waits name as their source."""
 
 
 class BindFailure(Exception):
     """Why a bind cannot go on; the extender's ``Error``."""
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+class AttachTimedOut(BindFailure):
+    """No device waited for was attached, nor failed, within the attach timeout."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class AttachWait:
             {
                 "type": NEEDS_ATTACHING,
                 "status": "True",
-                "lastTransitionTime": _now(),
+                "lastTransitionTime": now_rfc3339(),
                 "reason": "AttachRequested",
                 "message": f"the device must be attached to node {node} before the pod binds",
             }
@@ -137,6 +140,7 @@ class Binder:
         self.paths = paths
         self.attach_timeout = attach_timeout
         self.metrics = metrics if metrics is not None else ShimMetrics()
+        self.events = ClientEventRecorder(api, COMPONENT)
 
     async def bind(self, args: BindArgs) -> str:
         """``""`` once the pod is bound, else why not (and nothing of the bind is left)."""
@@ -195,7 +199,7 @@ class Binder:
                     joined.append(name)
                     waits += _attach_requested(name, stored, node)
             if waits:
-                await self._wait_attached(namespace, waits)
+                await self._wait_told(pod, [current[n] for n in claims.names], waits, node)
             await self._bind_pod(namespace, args.pod_name, uid, node)
             committed = True
         except (BindFailure, APIError) as err:
@@ -277,7 +281,7 @@ class Binder:
                 raise BindFailure(f"claim {namespace}/{name} was allocated meanwhile")
             status["allocation"] = dict(allocation)
             if waits:
-                status["allocation"].setdefault("allocationTimestamp", _now())
+                status["allocation"].setdefault("allocationTimestamp", now_rfc3339())
                 status["devices"] = [
                     *(status.get("devices") or []),
                     *(w.status_entry(node) for w in waits),
@@ -299,6 +303,37 @@ class Binder:
 
         return await self._update_claim(namespace, name, change)
 
+    async def _wait_told(
+        self, pod: JSON, claims: list[JSON], waits: list[AttachWait], node: str
+    ) -> None:
+        """Wait for the attach, telling it on the pod and on the claims waited for, as
+        Events: the wait beginning, and a failure or a timeout."""
+        about = [pod, *(c for c in claims if c["metadata"]["name"] in {w.claim for w in waits})]
+        devices = ", ".join(f"{w.driver}/{w.pool}/{w.device}" for w in waits)
+        await self._tell(
+            about,
+            "Normal",
+            "WaitingForAttach",
+            f"waiting up to {self.attach_timeout:g} s for {devices} to be attached to node {node}",
+        )
+        try:
+            await self._wait_attached(pod["metadata"].get("namespace") or "default", waits)
+        except AttachTimedOut as err:
+            await self._tell(about, "Warning", "AttachTimeout", str(err))
+            raise
+        except BindFailure as err:
+            await self._tell(about, "Warning", "AttachFailed", str(err))
+            raise
+
+    async def _tell(self, about: list[JSON], event_type: str, reason: str, message: str) -> None:
+        for obj in about:
+            try:
+                await self.events.record(obj, reason, reason, message, event_type)
+            except APIError as err:  # an Event is worth a try, never a failed bind
+                log.warning(
+                    "recording %s about %s failed: %s", reason, obj["metadata"]["name"], err
+                )
+
     async def _wait_attached(self, namespace: str, waits: list[AttachWait]) -> None:
         """Watch the claims until every device waited for is attached, or one failed."""
         by_claim: dict[str, list[AttachWait]] = {}
@@ -309,7 +344,7 @@ class Binder:
                 async with asyncio.timeout(self.attach_timeout):
                     await self._watch_until_attached(namespace, by_claim)
         except TimeoutError:
-            raise BindFailure(
+            raise AttachTimedOut(
                 f"timed out after {self.attach_timeout:g} s waiting for"
                 f" {', '.join(f'{w.driver}/{w.pool}/{w.device}' for w in waits)} to be attached"
             ) from None
