@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import secrets
+import shlex
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ import yaml
 
 from .harness import REPO, ServerProcess, start_server
 from .objects import is_status
+from .readme import commands, sh_blocks
 
 GROUP = "resource.k8s.io"
 REVIEWS = f"/apis/{GROUP}/v1alpha3/allocationreviews"
@@ -260,3 +262,23 @@ def test_refusals_under_concurrent_reviews_hold_nothing(
         assert _reservations(server) == sorted([*before, *made])
         for name in made:
             server.kubectl("delete", "devicereservations", name)
+
+
+def test_the_readmes_reserver_role(server: ServerProcess) -> None:
+    """The README's commands that let a user reserve do so, as written."""
+    [block] = sh_blocks("### AllocationReview")
+    lines = commands(block)
+    for line in lines:
+        words = shlex.split(line, comments=True)
+        assert words[0] == "kubectl"
+        done = server.kubectl(*words[1:], check=False)
+        assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "yes"  # the last: kubectl auth can-i
+    spec = {"claims": [INLINE], "reserve": True, "reservationSeconds": 60}
+    with server.client() as client:  # the admin, as kubectl --as
+        made = client.post(
+            REVIEWS, json=_review(spec), headers={"Impersonate-User": "my-scheduler"}
+        )
+    assert made.status_code == 201, made.text
+    reservation = made.json()["status"]["reservation"]["name"]
+    server.kubectl("delete", "devicereservations", reservation)
