@@ -8,6 +8,7 @@ is accepted; /healthz is open and /metrics needs a caller the shim knows."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,3 +215,35 @@ def test_health_is_open_and_metrics_need_a_known_caller(
         _assert_refused(client.get("/metrics"), 401)
         client.headers["Authorization"] = f"Bearer {tokens['mallory']}"
         assert client.get("/metrics").status_code == 200
+
+
+def test_many_callers_at_once_each_get_their_own_answer(
+    server: ServerProcess, shim: ShimProcess, tokens: dict[str, str], tmp_path: Path
+) -> None:
+    """Several rounds of concurrent calls over kept-alive connections, the scheduler's and
+    strangers' interleaved: a connection's certificate never lends itself to another."""
+    pod = _pod(server)
+    stranger = _stranger_cert(tmp_path)
+    clients = {
+        "scheduler": (shim.client(), 200),
+        "anonymous": (shim.anonymous_client(), 401),
+        "stranger": (shim.client(cert=stranger), 401),
+        "mallory": (
+            shim.anonymous_client(headers={"Authorization": f"Bearer {tokens['mallory']}"}),
+            403,
+        ),
+    }
+
+    def call(who: str) -> tuple[str, int]:
+        client, _ = clients[who]
+        return who, client.post("/filter", json=_args("filter", pod)).status_code
+
+    try:
+        for _ in range(3):
+            callers = list(clients) * 8
+            with concurrent.futures.ThreadPoolExecutor(len(callers)) as pool:
+                answers = list(pool.map(call, callers))
+            assert [code for _, code in answers] == [clients[who][1] for who, _ in answers]
+    finally:
+        for client, _ in clients.values():
+            client.close()
