@@ -106,7 +106,7 @@ class ShimDoor:
     """The ASGI middleware in front of the shim: a 401 ``Status`` for a caller no method
     authenticates, a 403 ``Status`` for one that is not the scheduler."""
 
-    def __init__(self, app: ASGIApp, authenticator: Authenticator, policy: SchedulerOnly):
+    def __init__(self, app: ASGIApp, authenticator: Authenticator, policy: SchedulerOnly) -> None:
         self.app = app
         self.authenticator = authenticator
         self.policy = policy
