@@ -21,6 +21,7 @@ from .server.certs import write_client_cert
 from .server.installcerts import install_certs
 from .server.serve import ServeOptions, serve
 from .shim.app import ShimOptions, run_shim
+from .shim.door import SCHEDULER_USER
 
 
 def _names(value: str) -> list[str]:
@@ -385,6 +386,25 @@ def _shim_parser(commands: Any) -> None:
         help="seconds a bind waits for fabric devices to be attached before it fails (default 600)",
     )
     s.add_argument(
+        "--client-ca-file",
+        help="CA of the scheduler's client certificate (default: with a self-made serving"
+        " certificate, the CA of --cert-dir, which also signs <cert-dir>/scheduler.crt;"
+        " otherwise none, and only bearer tokens checked by TokenReview are accepted)",
+    )
+    s.add_argument(
+        "--allowed-users",
+        type=_names,
+        default=[SCHEDULER_USER],
+        help="the users (client certificate CN or TokenReview user name) that may call"
+        f" filter, prioritize and bind, comma-separated (default {SCHEDULER_USER})",
+    )
+    s.add_argument(
+        "--allowed-groups",
+        type=_names,
+        default=[],
+        help="the groups that may call filter, prioritize and bind, comma-separated (none)",
+    )
+    s.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
 
@@ -419,6 +439,18 @@ def _schedule_parser(commands: Any) -> None:
         default="certs/shim/ca.crt",
         help="CA of the shim's serving certificate (default certs/shim/ca.crt, where the"
         " shim makes it by default)",
+    )
+    s.add_argument(
+        "--shim-client-cert-file",
+        default="certs/shim/scheduler.crt",
+        help="the client certificate presented to the shim, as kube-scheduler's extender"
+        " tlsConfig.certFile (default certs/shim/scheduler.crt, which the shim makes by"
+        " default)",
+    )
+    s.add_argument(
+        "--shim-client-key-file",
+        default="certs/shim/scheduler.key",
+        help="its key, as tlsConfig.keyFile (default certs/shim/scheduler.key)",
     )
     s.add_argument(
         "--scheduler-name",
@@ -503,6 +535,9 @@ def main(argv: list[str] | None = None) -> None:
             tls_private_key_file=args.tls_private_key_file,
             tls_san=args.tls_san,
             attach_timeout=args.attach_timeout,
+            client_ca_file=args.client_ca_file,
+            allowed_users=args.allowed_users,
+            allowed_groups=args.allowed_groups,
             log_level=args.log_level,
         )
         with _exit_on(ValueError, OSError):
@@ -514,6 +549,8 @@ def main(argv: list[str] | None = None) -> None:
             server=args.server,
             shim_url=args.shim_url,
             shim_ca_file=args.shim_ca_file,
+            shim_client_cert_file=args.shim_client_cert_file,
+            shim_client_key_file=args.shim_client_key_file,
             scheduler_name=args.scheduler_name,
             node_cache_capable=args.node_cache_capable,
             shim_timeout=args.shim_timeout,

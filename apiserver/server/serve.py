@@ -53,6 +53,7 @@ from .poolstatus import PoolStatusOptions, PoolStatusService
 from .poolview import PoolViewOptions, PoolViewService
 from .protocol import BoundedHttpToolsProtocol
 from .rbac import RBACPolicy, RBACService
+from .reviewaccess import authorized_reviews
 from .startup import AnnouncingServer, announcement, bind
 from .tlspeer import ssl_context_factory, with_peer_certificates
 
@@ -303,7 +304,10 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     allocation = AllocationService(cluster, pools, reservations, store)
     for resource in cluster.served():
         if isinstance(resource.strategy, AllocationReviewStrategy):
-            resource.strategy.answer_with(allocation.review)
+            # Who asks may read each claim named, and reserve only with the verb for it.
+            resource.strategy.answer_with(
+                authorized_reviews(allocation.review, authorizer, options.group)
+            )
     server = APIServer(
         store,
         [*cluster.served(), *devices.served(), *pool_view.served()],

@@ -152,6 +152,11 @@ class APIClient:
             auth=_TokenFile(credentials.token_file) if credentials.token_file else None,
         )
 
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The connection itself, for the reviews the shim posts (TokenReview)."""
+        return self._http
+
     async def aclose(self) -> None:
         await self._http.aclose()
 

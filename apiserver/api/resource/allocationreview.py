@@ -34,7 +34,9 @@ class ClaimReference(APIModel):
     """A claim to allocate: a stored ResourceClaim, or an inline spec that is not stored."""
 
     namespace: str | None = Field(
-        None, description="Namespace of the claim. Required for a stored claim."
+        None,
+        description="Namespace of the claim. Required for a stored claim, which the caller "
+        "must be allowed to get (else 403, whether or not it exists).",
     )
     name: str | None = Field(
         None,
@@ -66,7 +68,8 @@ class AllocationReviewSpec(APIModel):
     reserve: bool | None = Field(
         None,
         description="Hold the devices chosen on the best feasible node in a DeviceReservation "
-        "until it expires, is deleted, or a claim's allocation of them is stored.",
+        "until it expires, is deleted, or a claim's allocation of them is stored. The caller "
+        "needs create on devicereservations.",
     )
     reservation_seconds: int | None = Field(
         None,
