@@ -201,6 +201,8 @@ def cluster_roles(group: str) -> list[JSON]:
                 _rule(["list"], [group], ["devices"]),
                 _rule(["create", "delete"], [group], ["devicereservations"]),
                 _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+                # The attach wait, told on the pod and its claims.
+                _rule(["get", "create", "patch"], [""], ["events"]),
             ],
         ),
         cluster_role(
