@@ -30,6 +30,8 @@ POOL_NAME_MAX = 253
 DEVICE_MAX_DOMAIN_LENGTH = 63
 DEVICE_MAX_ID_LENGTH = 32
 ATTRIBUTE_VALUE_MAX = 64
+MAX_ATTRIBUTE_VALUES_PER_DEVICE = 48
+"""Attribute values of one device, each element of a list attribute counting as one (1.36)."""
 MAX_ATTRIBUTES_AND_CAPACITIES = 32
 MAX_SELECTORS = 32
 MAX_VALID_VALUES = 10
@@ -116,29 +118,60 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
 
 
 def validate_attribute_value(attr: DeviceAttribute, path: Path) -> list[FieldError]:
-    """Exactly one value, strings and versions at most 64 bytes, versions valid semver."""
+    """Exactly one value; strings and versions at most 64 bytes, versions valid semver; a
+    list (``ints``, ``bools``, ``strings``, ``versions``) non-empty, each element checked
+    as its scalar would be."""
     values = _set_values(attr)
     if len(values) != 1:
         return [field.invalid(str(path), _present(attr), "exactly one value must be specified")]
     errs: list[FieldError] = []
-    if attr.string is not None and len(attr.string.encode()) > ATTRIBUTE_VALUE_MAX:
-        errs.append(field.too_long(str(path.child("string")), ATTRIBUTE_VALUE_MAX))
+    if attr.string is not None:
+        errs += _string_errors(attr.string, path.child("string"))
     if attr.version is not None:
-        if len(attr.version.encode()) > ATTRIBUTE_VALUE_MAX:
-            errs.append(field.too_long(str(path.child("version")), ATTRIBUTE_VALUE_MAX))
-        elif not _SEMVER.match(attr.version):
-            errs.append(
-                field.invalid(
-                    str(path.child("version")),
-                    attr.version,
-                    "must be a string compatible with semver.org spec 2.0.0",
-                )
-            )
+        errs += _version_errors(attr.version, path.child("version"))
+    for name, check in (("strings", _string_errors), ("versions", _version_errors)):
+        items: list[str] | None = getattr(attr, name)
+        for i, item in enumerate(items or ()):
+            errs += check(item, path.child(name).index(i))
+    for name in LIST_VALUES:
+        if getattr(attr, name) == []:
+            errs.append(field.required(str(path.child(name)), "a list value must not be empty"))
     return errs
 
 
+LIST_VALUES = ("ints", "bools", "strings", "versions")
+"""The list forms of a DeviceAttribute (upstream's ``DRAListTypeAttributes``)."""
+
+
+def attribute_value_count(attr: DeviceAttribute) -> int:
+    """How many values an attribute holds: one for a scalar, each element of a list."""
+    for name in LIST_VALUES:
+        items = getattr(attr, name)
+        if items is not None:
+            return len(items)
+    return 1
+
+
+def _string_errors(value: str, path: Path) -> list[FieldError]:
+    if len(value.encode()) > ATTRIBUTE_VALUE_MAX:
+        return [field.too_long(str(path), ATTRIBUTE_VALUE_MAX)]
+    return []
+
+
+def _version_errors(value: str, path: Path) -> list[FieldError]:
+    if len(value.encode()) > ATTRIBUTE_VALUE_MAX:
+        return [field.too_long(str(path), ATTRIBUTE_VALUE_MAX)]
+    if not _SEMVER.match(value):
+        return [
+            field.invalid(
+                str(path), value, "must be a string compatible with semver.org spec 2.0.0"
+            )
+        ]
+    return []
+
+
 def _set_values(attr: DeviceAttribute) -> list[str]:
-    names = ["int_", "bool_", "string", "version"]
+    names = ["int_", "bool_", "string", "version", *LIST_VALUES]
     if isinstance(attr, NullableDeviceAttribute):
         names.append("null")
     return [n for n in names if getattr(attr, n) is not None]
