@@ -234,6 +234,16 @@ def consume(counter_set: str = "gpu-0-set", **fields: Any) -> dict[str, Any]:
             id="list attribute version not semver",
         ),
         pytest.param(
+            spec(devices=device(attributes={"a": {"int": 1 << 63}, "b": {"int": -(1 << 63)}})),
+            [f"{D0}.attributes[a].int"],
+            id="int attribute beyond int64",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"a": {"ints": [(1 << 63) - 1, -(1 << 63) - 1]}})),
+            [f"{D0}.attributes[a].ints[1]"],
+            id="list attribute int beyond int64",
+        ),
+        pytest.param(
             spec(devices=device(attributes={"v": {"strings": ["a"], "string": "a"}})),
             [f"{D0}.attributes[v]"],
             id="list and scalar both set",

@@ -30,6 +30,8 @@ POOL_NAME_MAX = 253
 DEVICE_MAX_DOMAIN_LENGTH = 63
 DEVICE_MAX_ID_LENGTH = 32
 ATTRIBUTE_VALUE_MAX = 64
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+"""An int attribute is an int64 upstream (JSON numbers beyond it do not decode there)."""
 MAX_ATTRIBUTE_VALUES_PER_DEVICE = 48
 """Attribute values of one device, each element of a list attribute counting as one (1.36)."""
 MAX_ATTRIBUTES_AND_CAPACITIES = 32
@@ -118,13 +120,17 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
 
 
 def validate_attribute_value(attr: DeviceAttribute, path: Path) -> list[FieldError]:
-    """Exactly one value; strings and versions at most 64 bytes, versions valid semver; a
-    list (``ints``, ``bools``, ``strings``, ``versions``) non-empty, each element checked
-    as its scalar would be."""
+    """Exactly one value; ints within int64, strings and versions at most 64 bytes, versions
+    valid semver; a list (``ints``, ``bools``, ``strings``, ``versions``) non-empty, each
+    element checked as its scalar would be."""
     values = _set_values(attr)
     if len(values) != 1:
         return [field.invalid(str(path), _present(attr), "exactly one value must be specified")]
     errs: list[FieldError] = []
+    if attr.int_ is not None:
+        errs += _int_errors(attr.int_, path.child("int"))
+    for i, number in enumerate(attr.ints or ()):
+        errs += _int_errors(number, path.child("ints").index(i))
     if attr.string is not None:
         errs += _string_errors(attr.string, path.child("string"))
     if attr.version is not None:
@@ -150,6 +156,12 @@ def attribute_value_count(attr: DeviceAttribute) -> int:
         if items is not None:
             return len(items)
     return 1
+
+
+def _int_errors(value: int, path: Path) -> list[FieldError]:
+    if not INT64_MIN <= value <= INT64_MAX:
+        return [field.invalid(str(path), value, "must be a 64-bit signed integer")]
+    return []
 
 
 def _string_errors(value: str, path: Path) -> list[FieldError]:

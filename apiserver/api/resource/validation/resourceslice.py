@@ -12,10 +12,12 @@ its own per-field limits, so those are taken as the KEP gives them:
 ======================================================  =====  ===========================
 limit                                                   here   upstream v1 (1.36)
 ======================================================  =====  ===========================
-devices per slice                                       128    128, or 64 with taints or
-                                                               consumed counters
+devices per slice                                       128    128, or 64 with taints,
+                                                               consumed counters or list
+                                                               attributes
 attributes + capacities, devices and device mixins      4096   (none; 32 per device)
 attributes + capacities per device, mixins applied      32     32 (without mixins)
+attribute values per device (a list counts each value)  48     48 (1.36)
 counter sets per slice                                  32     8
 counters, counter sets and counter set mixins           256    32 per counter set
 consumed counters, consumptions and their mixins        2048   32 per consumption
