@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 from .... import cel
 from ....cel import quantity
@@ -22,7 +23,6 @@ from ..device import (
     DeviceCapacity,
     DeviceSelector,
     DeviceTaint,
-    NullableDeviceAttribute,
 )
 
 DRIVER_NAME_MAX = 63
@@ -122,39 +122,40 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
 def validate_attribute_value(attr: DeviceAttribute, path: Path) -> list[FieldError]:
     """Exactly one value; ints within int64, strings and versions at most 64 bytes, versions
     valid semver; a list (``ints``, ``bools``, ``strings``, ``versions``) non-empty, each
-    element checked as its scalar would be."""
+    element checked as its scalar would be. Only the one field set is looked at."""
     values = _set_values(attr)
     if len(values) != 1:
         return [field.invalid(str(path), _present(attr), "exactly one value must be specified")]
+    kind = values[0]
+    check = _SCALAR_CHECKS.get(kind)
+    if check is not None:
+        return check(getattr(attr, kind), path.child(kind.rstrip("_")))
+    check = _LIST_CHECKS.get(kind)
+    if check is None:
+        return []  # bool, or null in a patch
+    items = getattr(attr, kind)
+    lpath = path.child(kind)
+    if not items:
+        return [field.required(str(lpath), "a list value must not be empty")]
     errs: list[FieldError] = []
-    if attr.int_ is not None:
-        errs += _int_errors(attr.int_, path.child("int"))
-    for i, number in enumerate(attr.ints or ()):
-        errs += _int_errors(number, path.child("ints").index(i))
-    if attr.string is not None:
-        errs += _string_errors(attr.string, path.child("string"))
-    if attr.version is not None:
-        errs += _version_errors(attr.version, path.child("version"))
-    for name, check in (("strings", _string_errors), ("versions", _version_errors)):
-        items: list[str] | None = getattr(attr, name)
-        for i, item in enumerate(items or ()):
-            errs += check(item, path.child(name).index(i))
-    for name in LIST_VALUES:
-        if getattr(attr, name) == []:
-            errs.append(field.required(str(path.child(name)), "a list value must not be empty"))
+    for i, item in enumerate(items):
+        errs += check(item, lpath.index(i))
     return errs
 
 
 LIST_VALUES = ("ints", "bools", "strings", "versions")
 """The list forms of a DeviceAttribute (upstream's ``DRAListTypeAttributes``)."""
+_VALUE_FIELDS = ("int_", "bool_", "string", "version", *LIST_VALUES, "null")
+"""Every value field, in the order errors name them (``null``: patches only)."""
 
 
 def attribute_value_count(attr: DeviceAttribute) -> int:
     """How many values an attribute holds: one for a scalar, each element of a list."""
-    for name in LIST_VALUES:
-        items = getattr(attr, name)
-        if items is not None:
-            return len(items)
+    for name in attr.model_fields_set:
+        if name in LIST_VALUES:
+            items = getattr(attr, name)
+            if items is not None:
+                return len(items)
     return 1
 
 
@@ -182,11 +183,23 @@ def _version_errors(value: str, path: Path) -> list[FieldError]:
     return []
 
 
+_SCALAR_CHECKS: dict[str, Callable[[Any, Path], list[FieldError]]] = {
+    "int_": _int_errors,
+    "string": _string_errors,
+    "version": _version_errors,
+}
+_LIST_CHECKS: dict[str, Callable[[Any, Path], list[FieldError]]] = {
+    "ints": _int_errors,
+    "bools": lambda value, path: [],
+    "strings": _string_errors,
+    "versions": _version_errors,
+}
+
+
 def _set_values(attr: DeviceAttribute) -> list[str]:
-    names = ["int_", "bool_", "string", "version", *LIST_VALUES]
-    if isinstance(attr, NullableDeviceAttribute):
-        names.append("null")
-    return [n for n in names if getattr(attr, n) is not None]
+    """The value fields set (not null), in ``_VALUE_FIELDS`` order; usually one."""
+    given = attr.model_fields_set
+    return [n for n in _VALUE_FIELDS if n in given and getattr(attr, n) is not None]
 
 
 def _present(attr: DeviceAttribute) -> list[str]:

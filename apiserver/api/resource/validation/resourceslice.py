@@ -470,12 +470,12 @@ def _validate_device_contents(device: Device, mixins: _Mixins, path: Path) -> li
             )
         )
         return errs
-    values = sum(
-        attribute_value_count(a)
-        for a in merged(
-            device.attributes, [name for _, name in includes], mixins.attributes
-        ).values()
+    flat = (
+        merged(device.attributes, [name for _, name in includes], mixins.attributes)
+        if includes
+        else device.attributes or {}
     )
+    values = sum(attribute_value_count(a) for a in flat.values())
     if values > MAX_ATTRIBUTE_VALUES_PER_DEVICE:
         errs.append(
             field.invalid(
