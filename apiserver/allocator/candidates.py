@@ -58,6 +58,7 @@ def _needs_attaching(device: JSON) -> bool | None:
 
 class Candidate:
     __slots__ = (
+        "_sets",
         "_value",
         "attributes",
         "binds_to_node",
@@ -93,6 +94,7 @@ class Candidate:
         needs = _needs_attaching(self.device)
         self.rank = LOCAL if needs is None else NEEDS_ATTACH if needs else ATTACHED
         self._value: DeviceValue | EvaluationError | None = None
+        self._sets: dict[str, frozenset[tuple[str, Any]] | None] = {}
         self.signature = (
             reach.pool.key,
             self.placement.kind,
@@ -120,7 +122,15 @@ class Candidate:
         upstream: the exact name, else the bare id when the domain is the driver's. A scalar
         is a set of one, a list attribute (``ints``, ``strings``…) the set of its elements,
         typed like the scalar (``int``, ``string``…) so ``string: a`` and ``strings: [a, b]``
-        share ``a``. None when missing, empty or of no known type."""
+        share ``a``. None when missing, empty or of no known type. Kept per name: a
+        constraint asks again on every search step that tries the device."""
+        try:
+            return self._sets[name]
+        except KeyError:
+            values = self._sets[name] = self._attribute(name)
+            return values
+
+    def _attribute(self, name: str) -> frozenset[tuple[str, Any]] | None:
         found = self.attributes.get(name)
         if found is None:
             domain, _, ident = name.rpartition("/")
