@@ -297,3 +297,72 @@ def test_list_attributes_in_selectors_and_constraints(server: ServerProcess) -> 
     assert chosen(review(server, [request("nic", "nic.example.com", speeds)], "gpu-node-1")) == {
         "nic": {"nic-0"}
     }
+
+
+# -- the counter slice may arrive later ----------------------------------------------------
+
+
+def _slice(driver: str, name: str, count: int, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{name}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "pool": {"name": "gpu-node-2", "generation": 1, "resourceSliceCount": count},
+            "nodeName": "gpu-node-2",
+            **spec,
+        },
+    }
+
+
+def _status(server: ServerProcess, pool: str) -> dict[str, Any] | None:
+    with server.client() as client:
+        resp = client.get(f"{POOLS}/{pool}")
+    return dict(resp.json()["status"]) if resp.status_code == 200 else None
+
+
+def test_devices_published_before_their_counter_slice(server: ServerProcess) -> None:
+    """A device slice that consumes a counter set no slice of its pool defines yet is stored
+    (not refused); the pool is incomplete until the counter slice comes, then counts; a
+    counter slice naming another set leaves the pool invalid, with the reason."""
+    driver = f"{unique('late')}.example.com"
+    pool = f"{driver}.gpu-node-2"
+    memory = {"memory": {"value": "80Gi"}}
+    devices = [
+        {"name": "gpu-0", "consumesCounters": [{"counterSet": "gpu-0", "counters": memory}]},
+        {
+            "name": "gpu-0-half",
+            "consumesCounters": [
+                {"counterSet": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}
+            ],
+        },
+    ]
+    server.kubectl(
+        "create", "-f", "-", input=json.dumps(_slice(driver, "devices", 2, devices=devices))
+    )
+    wait_for(lambda: (s := _status(server, pool)) is not None and s.get("incomplete"), "incomplete")
+    wrong = _slice(driver, "counters", 2, sharedCounters=[{"name": "gpu-9", "counters": memory}])
+    server.kubectl("create", "-f", "-", input=json.dumps(wrong))
+
+    def invalid() -> dict[str, Any] | None:
+        status = _status(server, pool)
+        complete = status is not None and not status.get("incomplete")
+        return status if complete and status.get("validationErrors") else None
+
+    status = wait_for(invalid, "the pool complete and reported invalid")
+    assert status["validationErrors"] == [
+        "pool gpu-node-2: devices gpu-0, gpu-0-half consume counter set gpu-0, which the"
+        " pool does not define"
+    ]
+
+    fixed = _slice(driver, "counters", 2, sharedCounters=[{"name": "gpu-0", "counters": memory}])
+    server.kubectl("apply", "-f", "-", input=json.dumps(fixed))
+    wait_for(
+        lambda: (
+            (s := _status(server, pool)) is not None
+            and not s.get("validationErrors")
+            and tuple(s[k] for k in COUNTS) == (2, 0, 2, 0)
+        ),
+        "the pool valid and counted",
+    )
