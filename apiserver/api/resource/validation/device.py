@@ -122,83 +122,82 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
 def validate_attribute_value(attr: DeviceAttribute, path: Path) -> list[FieldError]:
     """Exactly one value; ints within int64, strings and versions at most 64 bytes, versions
     valid semver; a list (``ints``, ``bools``, ``strings``, ``versions``) non-empty, each
-    element checked as its scalar would be. Only the one field set is looked at."""
+    element checked as its scalar would be. Only the one field set is looked at, and a
+    field path is built only for an error (this runs for every attribute of every slice)."""
     values = _set_values(attr)
     if len(values) != 1:
         return [field.invalid(str(path), _present(attr), "exactly one value must be specified")]
     kind = values[0]
-    check = _SCALAR_CHECKS.get(kind)
-    if check is not None:
-        return check(getattr(attr, kind), path.child(kind.rstrip("_")))
-    check = _LIST_CHECKS.get(kind)
-    if check is None:
-        return []  # bool, or null in a patch
+    scalar = _ELEMENT.get(kind)
+    if scalar is None:
+        check = _CHECKS.get(kind)
+        value = getattr(attr, kind)
+        if check is None or check[0](value):
+            return []  # a bool, a null of a patch, or a good scalar
+        return check[1](value, path.child(kind.rstrip("_")))
     items = getattr(attr, kind)
-    lpath = path.child(kind)
     if not items:
-        return [field.required(str(lpath), "a list value must not be empty")]
-    errs: list[FieldError] = []
+        return [field.required(str(path.child(kind)), "a list value must not be empty")]
+    check = _CHECKS.get(scalar)
+    if check is None:
+        return []
+    good, errors = check
+    out: list[FieldError] = []
     for i, item in enumerate(items):
-        errs += check(item, lpath.index(i))
-    return errs
+        if not good(item):
+            out += errors(item, path.child(kind).index(i))
+    return out
 
 
 LIST_VALUES = ("ints", "bools", "strings", "versions")
 """The list forms of a DeviceAttribute (upstream's ``DRAListTypeAttributes``)."""
+_ELEMENT = {"ints": "int_", "bools": "bool_", "strings": "string", "versions": "version"}
 _VALUE_FIELDS = ("int_", "bool_", "string", "version", *LIST_VALUES, "null")
 """Every value field, in the order errors name them (``null``: patches only)."""
 
 
-def attribute_value_count(attr: DeviceAttribute) -> int:
-    """How many values an attribute holds: one for a scalar, each element of a list."""
-    for name in attr.model_fields_set:
-        if name in LIST_VALUES:
-            items = getattr(attr, name)
-            if items is not None:
-                return len(items)
-    return 1
+def _int_ok(value: int) -> bool:
+    return INT64_MIN <= value <= INT64_MAX
 
 
 def _int_errors(value: int, path: Path) -> list[FieldError]:
-    if not INT64_MIN <= value <= INT64_MAX:
-        return [field.invalid(str(path), value, "must be a 64-bit signed integer")]
-    return []
+    return [field.invalid(str(path), value, "must be a 64-bit signed integer")]
+
+
+def _string_ok(value: str) -> bool:
+    return len(value) <= ATTRIBUTE_VALUE_MAX // 4 or len(value.encode()) <= ATTRIBUTE_VALUE_MAX
 
 
 def _string_errors(value: str, path: Path) -> list[FieldError]:
-    if len(value.encode()) > ATTRIBUTE_VALUE_MAX:
-        return [field.too_long(str(path), ATTRIBUTE_VALUE_MAX)]
-    return []
+    return [field.too_long(str(path), ATTRIBUTE_VALUE_MAX)]
+
+
+def _version_ok(value: str) -> bool:
+    return _string_ok(value) and _SEMVER.match(value) is not None
 
 
 def _version_errors(value: str, path: Path) -> list[FieldError]:
-    if len(value.encode()) > ATTRIBUTE_VALUE_MAX:
-        return [field.too_long(str(path), ATTRIBUTE_VALUE_MAX)]
-    if not _SEMVER.match(value):
-        return [
-            field.invalid(
-                str(path), value, "must be a string compatible with semver.org spec 2.0.0"
-            )
-        ]
-    return []
+    if not _string_ok(value):
+        return _string_errors(value, path)
+    return [
+        field.invalid(str(path), value, "must be a string compatible with semver.org spec 2.0.0")
+    ]
 
 
-_SCALAR_CHECKS: dict[str, Callable[[Any, Path], list[FieldError]]] = {
-    "int_": _int_errors,
-    "string": _string_errors,
-    "version": _version_errors,
+_CHECKS: dict[str, tuple[Callable[[Any], bool], Callable[[Any, Path], list[FieldError]]]] = {
+    "int_": (_int_ok, _int_errors),
+    "string": (_string_ok, _string_errors),
+    "version": (_version_ok, _version_errors),
 }
-_LIST_CHECKS: dict[str, Callable[[Any, Path], list[FieldError]]] = {
-    "ints": _int_errors,
-    "bools": lambda value, path: [],
-    "strings": _string_errors,
-    "versions": _version_errors,
-}
+"""Per scalar field: is a value good, and the errors of one that is not."""
 
 
 def _set_values(attr: DeviceAttribute) -> list[str]:
     """The value fields set (not null), in ``_VALUE_FIELDS`` order; usually one."""
     given = attr.model_fields_set
+    if len(given) == 1:  # the common case
+        for name in given:
+            return [name] if getattr(attr, name) is not None else []
     return [n for n in _VALUE_FIELDS if n in given and getattr(attr, n) is not None]
 
 

@@ -82,7 +82,6 @@ from ..resourceslice import (
 from .device import (
     MAX_ATTRIBUTE_VALUES_PER_DEVICE,
     MAX_TAINTS,
-    attribute_value_count,
     too_many_attributes_and_capacities,
     validate_attributes_and_capacity,
     validate_device_name,
@@ -475,7 +474,11 @@ def _validate_device_contents(device: Device, mixins: _Mixins, path: Path) -> li
         if includes
         else device.attributes or {}
     )
-    values = sum(attribute_value_count(a) for a in flat.values())
+    values = len(flat) + sum(  # a list adds its length less the one a scalar counts
+        len(items) - 1
+        for a in flat.values()
+        if (items := a.ints or a.strings or a.versions or a.bools)
+    )
     if values > MAX_ATTRIBUTE_VALUES_PER_DEVICE:
         errs.append(
             field.invalid(
