@@ -59,13 +59,19 @@ class MatchAttribute:
 
     def add(self, group: Group, candidate: Any) -> bool:
         values = candidate.attribute(self.attribute)
-        if values is None or (
-            self._count and not any(self._holders.get(v) == self._count for v in values)
-        ):
+        holders = self._holders
+        if values is None:
             self.rejections += 1
             return False
+        if self._count:  # loops, not any(): this runs on every step that tries a device
+            for value in values:
+                if holders.get(value) == self._count:
+                    break
+            else:
+                self.rejections += 1
+                return False
         for value in values:
-            self._holders[value] = self._holders.get(value, 0) + 1
+            holders[value] = holders.get(value, 0) + 1
         self._count += 1
         return True
 
