@@ -366,3 +366,37 @@ def test_devices_published_before_their_counter_slice(server: ServerProcess) -> 
         ),
         "the pool valid and counted",
     )
+
+
+def test_bad_list_attributes_are_a_status_naming_the_field(server: ServerProcess) -> None:
+    """An empty list, a list element too long, 49 attribute values on a device: 422 with
+    the field of each, and nothing stored."""
+    name = unique("bad-lists")
+    body = _slice(
+        f"{name}.example.com",
+        name,
+        1,
+        devices=[
+            {
+                "name": "nic-0",
+                "attributes": {
+                    "empty": {"ints": []},
+                    "roots": {"strings": ["ok", "x" * 65]},
+                    "many": {"ints": list(range(48))},
+                },
+            }
+        ],
+    )
+    with server.client() as client:
+        resp = client.post(f"/apis/{GROUP}/v1/resourceslices", json=body)
+        assert resp.status_code == 422, resp.text
+        status = resp.json()
+        assert status["kind"] == "Status"
+        assert status["reason"] == "Invalid"
+        assert sorted(c["field"] for c in status["details"]["causes"]) == [
+            "spec.devices[0].attributes",
+            "spec.devices[0].attributes[empty].ints",
+            "spec.devices[0].attributes[roots].strings[1]",
+        ]
+        stored = client.get(f"/apis/{GROUP}/v1/resourceslices/{body['metadata']['name']}")
+        assert stored.status_code == 404
