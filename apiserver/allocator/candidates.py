@@ -69,6 +69,7 @@ def _attribute_rank(attributes: JSON) -> int:
 class Candidate:
     __slots__ = (
         "_capacities",
+        "_sets",
         "_value",
         "attributes",
         "binds_to_node",
@@ -111,6 +112,7 @@ class Candidate:
         self.order = (late, attribute_rank)
         self._value: DeviceValue | EvaluationError | None = None
         self._capacities: dict[str, Capacity] | None = None
+        self._sets: dict[str, frozenset[tuple[str, Any]] | None] = {}
         self.signature = (
             self.id if self.shared else None,
             late,
@@ -141,9 +143,20 @@ class Candidate:
                 self._value = err
         return self._value
 
-    def attribute(self, name: str) -> Any:
-        """The value of a fully qualified attribute, looked up as upstream: the exact name,
-        else the bare id when the domain is the driver's. None when missing."""
+    def attribute(self, name: str) -> frozenset[tuple[str, Any]] | None:
+        """The values of a fully qualified attribute as a set of (type, value), looked up as
+        upstream: the exact name, else the bare id when the domain is the driver's. A scalar
+        is a set of one, a list attribute (``ints``, ``strings``…) the set of its elements,
+        typed like the scalar (``int``, ``string``…) so ``string: a`` and ``strings: [a, b]``
+        share ``a``. None when missing, empty or of no known type. Kept per name: a
+        constraint asks again on every search step that tries the device."""
+        try:
+            return self._sets[name]
+        except KeyError:
+            values = self._sets[name] = self._attribute(name)
+            return values
+
+    def _attribute(self, name: str) -> frozenset[tuple[str, Any]] | None:
         found = self.attributes.get(name)
         if found is None:
             domain, _, ident = name.rpartition("/")
@@ -152,16 +165,20 @@ class Candidate:
         if not isinstance(found, dict):
             return None
         for kind, value in found.items():
-            if value is not None:
-                return (kind, _hashable(value))
+            if value is None:
+                continue
+            if kind in _SCALARS:
+                return frozenset(((kind, value),))
+            base = _LISTS.get(kind)
+            if base is None or not isinstance(value, list) or not value:
+                return None
+            return frozenset((base, v) for v in value)
         return None
 
 
 _NOT_IN_SIGNATURE = frozenset({"name", "nodeName", "nodeSelector", "allNodes"})
-
-
-def _hashable(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
+_SCALARS = frozenset({"int", "bool", "string", "version"})
+_LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
 
 
 @dataclass(eq=False)

@@ -95,7 +95,10 @@ def _attribute(reach: Reach, name: str) -> Any:
     if not found:
         return None
     kind, value = next(iter(found.items()))
-    return (kind, tuple(value) if isinstance(value, list) else value)
+    if isinstance(value, list):
+        # A list attribute: the set of its elements, typed like the scalar.
+        return frozenset((kind[:-1], v) for v in value) or None
+    return frozenset(((kind, value),))
 
 
 def constraints_hold(claim: Claim, picks: Sequence[Pick]) -> bool:
@@ -109,11 +112,15 @@ def constraints_hold(claim: Claim, picks: Sequence[Pick]) -> bool:
         ]
         if spec.match_attribute is not None:
             values = [_attribute(p.reach, spec.match_attribute) for p in chosen]
-            if any(v is None for v in values) or len(set(values)) > 1:
+            if any(v is None for v in values):
+                return False
+            if values and not frozenset.intersection(*values):
                 return False
         elif spec.distinct_attribute is not None:
             values = [_attribute(p.reach, spec.distinct_attribute) for p in chosen]
-            if any(v is None for v in values) or len(set(values)) < len(values):
+            if any(v is None for v in values):
+                return False
+            if sum(map(len, values)) != len(frozenset().union(*values)):
                 return False
         elif spec.expression is not None:
             devices = []
