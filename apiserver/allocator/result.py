@@ -4,7 +4,8 @@ Per claim, ``allocation_result`` gives ``devices.results[]`` in pick order (``re
 ``request`` or ``request/subrequest``; ``adminAccess`` only when true; the request's
 tolerations and the device's binding conditions copied, as upstream), ``devices.config``
 (each class's config once, ``FromClass``, for the requests of that class; then the claim's
-config entries, ``FromClaim``, that name a request of the allocation or no request at all)
+config entries, ``FromClaim``, that name a request of the allocation or no request at all;
+an entry that names every request of the claim has its ``requests`` dropped, as upstream)
 and ``nodeSelector``: pinned to the node by ``metadata.name`` if any device is node-local
 or binds to its node, else the distinct selectors of the devices' placements, else none
 (usable everywhere).
@@ -95,6 +96,7 @@ def allocation_result(
         if not requests or any(r in allocated for r in requests):
             config.append({"source": "FromClaim", **entry})
     devices: JSON = {"results": [_result(a, c) for a, c in picks]}
+    _clear_covering_all(claim, picks, config)
     if config:
         devices["config"] = config
     out: JSON = {"devices": devices}
@@ -102,3 +104,17 @@ def allocation_result(
     if selector is not None:
         out["nodeSelector"] = selector
     return out
+
+
+def _clear_covering_all(
+    claim: Claim, picks: list[tuple[Alternative, Candidate]], config: list[JSON]
+) -> None:
+    """A config entry naming every request of the claim (each by its name or by the chosen
+    subrequest's) loses its ``requests``: empty means all, as upstream writes it."""
+    chosen = {a.request: a.name for a, _ in picks}
+    for entry in config:
+        requests = entry.get("requests") or ()
+        if requests and all(
+            r.name in requests or chosen.get(r.name) in requests for r in claim.requests
+        ):
+            del entry["requests"]
