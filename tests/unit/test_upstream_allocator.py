@@ -1,0 +1,114 @@
+"""Upstream's allocator test suite (``upstream_allocator/*.yaml``) through our engine.
+
+Each case builds the pools from its slices and already-allocated devices, asks the engine
+for its claims on its node, and compares with upstream's expectation (``upstream_cases``).
+A case marked ``divergence`` is a strict xfail: it fails the day it starts agreeing, so the
+mark must then be removed. ``anyValid`` cases are checked by the independent checker
+(``allocatorcheck``) instead of by device name. ``test_count_table`` prints the per-area
+table of agreeing and divergent cases that the README shows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from apiserver.allocator import Allocator, parse_claim
+from apiserver.devices import unpatched_states
+from apiserver.pools import Node, pools_from
+
+from .allocatorcheck import held_devices, valid
+from .upstream_cases import NAMESPACE, Case, allocated_claims, load_cases, runnable, verdict
+
+CASES = load_cases()
+RUN = runnable(CASES)
+
+
+def _params() -> list[Any]:
+    out = []
+    for case in RUN:
+        marks = []
+        divergence = case.mark("divergence")
+        if divergence is not None:
+            marks.append(pytest.mark.xfail(reason=divergence, strict=True))
+        out.append(pytest.param(case, id=case.id, marks=marks))
+    return out
+
+
+def engine_verdict(case: Case) -> str | None:
+    raw = case.raw
+    slices = []
+    for i, obj in enumerate(raw["slices"]):
+        obj = {**obj, "metadata": {**obj["metadata"], "uid": f"uid-{i}"}}
+        slices.append(obj)
+    states = [s for obj in slices for s in unpatched_states(obj)]
+    pools = pools_from(slices, states, list(allocated_claims(case)))
+    classes = {c["metadata"]["name"]: c for c in raw["classes"]}
+    node = Node(raw["node"]["name"], raw["node"]["labels"])
+    claims = [parse_claim(f"{NAMESPACE}/{c['metadata']['name']}", c) for c in raw["claims"]]
+    result = Allocator(pools, classes).allocate(claims, node)
+    allocations = [c.allocation for c in result.claims] if result.feasible else []
+    checked = None
+    if result.feasible and case.mark("anyValid") is not None:
+        checked = (
+            valid(pools, classes, node, claims, [a or {} for a in allocations], held_devices(pools))
+            is None
+        )
+    return verdict(case, result.feasible, allocations, checked)
+
+
+@pytest.mark.parametrize("case", _params())
+def test_upstream_case(case: Case) -> None:
+    problem = engine_verdict(case)
+    assert problem is None, f"{case.raw['upstream']}: {problem}"
+
+
+def test_every_upstream_case_is_data() -> None:
+    """223 upstream cases, each once, each with its upstream line and an expectation."""
+    names = [c.name for c in CASES]
+    assert len(names) == 223
+    assert len(set(names)) == len(names)
+    for case in CASES:
+        assert case.raw["upstream"].split(":")[1].isdigit(), case.name
+        assert set(case.raw["expect"]) & {"results", "unschedulable", "error"}, case.name
+
+
+def count_table() -> str:
+    rows: dict[str, Counter[str]] = {}
+    for case in CASES:
+        row = rows.setdefault(case.area, Counter())
+        if case.mark("gateOff") is not None:
+            row["gate off"] += 1
+        elif case.mark("deliberate") is not None:
+            row["deliberate"] += 1
+        elif case.mark("divergence") is not None:
+            row["divergent"] += 1
+        else:
+            row["agree"] += 1
+    lines = [
+        "| area | cases | agree | divergent | deliberately not followed | gate off (not run) |",
+        "|---|---|---|---|---|---|",
+    ]
+    total: Counter[str] = Counter()
+    for area in sorted(rows):
+        row = rows[area]
+        total.update(row)
+        lines.append(
+            f"| {area} | {sum(row.values())} | {row['agree']} | {row['divergent']} "
+            f"| {row['deliberate']} | {row['gate off']} |"
+        )
+    lines.append(
+        f"| **all** | {sum(total.values())} | {total['agree']} | {total['divergent']} "
+        f"| {total['deliberate']} | {total['gate off']} |"
+    )
+    return "\n".join(lines)
+
+
+def test_count_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """Prints the per-area table; run with ``-s`` to see it."""
+    table = count_table()
+    with capsys.disabled():
+        print("\n" + table)
+    assert str(len(CASES)) in table.splitlines()[-1]
