@@ -144,6 +144,22 @@ def rewrite(raw: dict[str, Any]) -> list[str]:
             if "slice names must be unique: a repeated name gets -dupN" not in notes:
                 notes.append("slice names must be unique: a repeated name gets -dupN")
         seen.add(name)
+    claim_names: set[str] = set()
+    for claim in raw.get("claimsToAllocate") or ():
+        if claim["metadata"]["name"] in claim_names:
+            claim["metadata"]["name"] += "-b"
+            notes.append("claim names must be unique in a namespace: a repeated name gets -b")
+        claim_names.add(claim["metadata"]["name"])
+    for obj in raw.get("slices") or ():
+        for device in obj["spec"].get("devices") or ():
+            for capacity in (device.get("capacity") or {}).values():
+                if _fit_policy(capacity, bool(device.get("allowMultipleAllocations"))):
+                    note = (
+                        "a requestPolicy needs allowMultipleAllocations and must fit the capacity "
+                        "value: dropped on dedicated devices, validRange max/step cut to the value"
+                    )
+                    if note not in notes:
+                        notes.append(note)
     for claim in raw.get("claimsToAllocate") or ():
         for request in claim["spec"]["devices"].get("requests") or ():
             for alternative in [request.get("exactly")] + (request.get("firstAvailable") or []):
@@ -167,6 +183,27 @@ def rewrite(raw: dict[str, Any]) -> list[str]:
                     "bindingConditions need bindingFailureConditions too: BindingFailed added"
                 )
     return notes
+
+
+def _fit_policy(capacity: dict[str, Any], shared: bool) -> bool:
+    """Makes a capacity's requestPolicy one kube-apiserver accepts; whether it changed."""
+    policy = capacity.get("requestPolicy")
+    if policy is None:
+        return False
+    if not shared:
+        del capacity["requestPolicy"]
+        return True
+    valid_range = policy.get("validRange")
+    if valid_range is None:
+        return False
+    value, changed = float(capacity["value"]), False
+    if "max" in valid_range and float(valid_range["max"]) > value:
+        valid_range["max"] = capacity["value"]
+        changed = True
+    if "step" in valid_range and float(valid_range["min"]) + float(valid_range["step"]) > value:
+        del valid_range["step"]
+        changed = True
+    return changed
 
 
 def convert(raw: dict[str, Any]) -> dict[str, Any]:
