@@ -11,6 +11,7 @@ table of agreeing and divergent cases that the README shows.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -120,3 +121,12 @@ def test_count_table(capsys: pytest.CaptureFixture[str]) -> None:
     with capsys.disabled():
         print("\n" + table)
     assert f"**{len(CASES)}**" in table.splitlines()[-1]
+
+
+def test_readme_lists_each_deliberate_difference_with_its_upstream_line() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    deliberate = [c for c in CASES if c.mark("deliberate") is not None]
+    assert deliberate
+    for case in deliberate:
+        assert case.name in readme, case.name
+        assert case.raw["upstream"] in readme, case.raw["upstream"]

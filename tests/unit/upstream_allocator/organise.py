@@ -89,7 +89,7 @@ GATES = {
     "listTypeAttributes": "DRAListTypeAttributes",
 }
 
-# What this project adds to a case; see the README of this directory.
+# What this project adds to a case (the marks are described in tests/unit/upstream_cases.py).
 MARKS: dict[str, dict[str, str]] = (
     json.loads((HERE / "marks.json").read_text()) if (HERE / "marks.json").exists() else {}
 )
