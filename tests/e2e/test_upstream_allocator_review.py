@@ -5,11 +5,12 @@ AllocationReview asks for the case's node, and the answer is compared with upstr
 expectation as the unit runner compares the engine's (``upstream_cases``). The objects are
 deleted again before the next case (the names repeat across cases).
 
-What differs from the unit runner: kube-apiserver validation runs. A case whose upstream
-expectation is an error agrees when our server refuses one of its objects at create with a
-422 (the allocator never sees such an object in a cluster either). Marks: ``divergence``
-and ``divergenceServer`` (disagreements only through the server, e.g. objects our
-validation still refuses) run as strict xfails.
+What differs from the unit runner: validation runs. A case marked ``refusedAtCreate``
+(upstream's allocator errors on an object that kube-apiserver validation refuses, such as
+CEL that does not compile) agrees only when our server refuses one of its objects at
+create with a 422; any other refusal disagrees. Marks: ``divergence`` and
+``divergenceServer`` (disagreements only through the server, e.g. objects our validation
+still refuses) run as strict xfails.
 """
 
 from __future__ import annotations
@@ -117,9 +118,11 @@ def server_verdict(client: httpx.Client, case: Case) -> str | None:
     try:
         _setup(client, case)
     except Refused as refused:
-        if "error" in case.raw["expect"]:
+        if case.mark("refusedAtCreate") is not None:
             return None  # refused before any allocator sees it, as kube-apiserver does
         return f"refused at create: {refused}"
+    if case.mark("refusedAtCreate") is not None:
+        return f"created, but kube-apiserver refuses it: {case.mark('refusedAtCreate')}"
     if not case.raw["claims"]:
         return None  # nothing to review: upstream allocates nothing
     review = {

@@ -130,3 +130,8 @@ def test_readme_lists_each_deliberate_difference_with_its_upstream_line() -> Non
     for case in deliberate:
         assert case.name in readme, case.name
         assert case.raw["upstream"] in readme, case.raw["upstream"]
+
+
+def test_readme_table_is_current() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert count_table() in readme

@@ -15,6 +15,9 @@ the engine has no separate fatal-error outcome). Marks this project adds:
   that the independent checker accepts (and with upstream's node selector) agrees.
 - ``rewritten: <why>``: the smallest change that makes an object valid for kube-apiserver.
 - ``divergence: <area>: <what is missing>``: disagrees today; runs as a strict xfail.
+- ``divergenceServer: <area>: <what>``: disagrees only through the server (e2e).
+- ``refusedAtCreate: <why>``: kube-apiserver validation refuses one of the case's objects;
+  through the server the case agrees only if ours refuses it too (the engine still runs it).
 - ``deliberate: <why>`` with ``ourExpect``: upstream behaviour we deliberately do not follow
   (listed in the README with the upstream line); the case checks our answer instead.
 

@@ -144,6 +144,13 @@ def rewrite(raw: dict[str, Any]) -> list[str]:
             if "slice names must be unique: a repeated name gets -dupN" not in notes:
                 notes.append("slice names must be unique: a repeated name gets -dupN")
         seen.add(name)
+    for obj in raw.get("slices") or ():
+        for counter_set in obj["spec"].get("sharedCounters") or ():
+            if not counter_set.get("counters"):
+                counter_set["counters"] = {"memory": {"value": "1Gi"}}
+                note = "a counter set needs at least one counter: memory 1Gi added"
+                if note not in notes:
+                    notes.append(note)
     claim_names: set[str] = set()
     for claim in raw.get("claimsToAllocate") or ():
         if claim["metadata"]["name"] in claim_names:
