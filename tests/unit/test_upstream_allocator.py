@@ -38,7 +38,8 @@ def _params() -> list[Any]:
     return out
 
 
-def engine_verdict(case: Case) -> str | None:
+def engine_verdict(case: Case, **options: bool) -> str | None:
+    """``options``: the engine's switches (``symmetry``, ``caches``)."""
     raw = case.raw
     slices = []
     for i, obj in enumerate(raw["slices"]):
@@ -49,7 +50,7 @@ def engine_verdict(case: Case) -> str | None:
     classes = {c["metadata"]["name"]: c for c in raw["classes"]}
     node = Node(raw["node"]["name"], raw["node"]["labels"])
     claims = [parse_claim(f"{NAMESPACE}/{c['metadata']['name']}", c) for c in raw["claims"]]
-    result = Allocator(pools, classes).allocate(claims, node)
+    result = Allocator(pools, classes, **options).allocate(claims, node)
     allocations = [c.allocation for c in result.claims] if result.feasible else []
     checked = None
     if result.feasible and case.mark("anyValid") is not None:
@@ -64,6 +65,9 @@ def engine_verdict(case: Case) -> str | None:
 def test_upstream_case(case: Case) -> None:
     problem = engine_verdict(case)
     assert problem is None, f"{case.raw['upstream']}: {problem}"
+    # Without grouping of interchangeable devices and without caches: the same answer.
+    plain = engine_verdict(case, symmetry=False, caches=False)
+    assert plain is None, f"{case.raw['upstream']} (plain search): {plain}"
 
 
 def test_every_upstream_case_is_data() -> None:
