@@ -139,3 +139,10 @@ def test_readme_lists_each_deliberate_difference_with_its_upstream_line() -> Non
 def test_readme_table_is_current() -> None:
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert count_table() in readme
+
+
+def test_readme_lists_each_gate_off_case() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    for case in CASES:
+        if case.mark("gateOff") is not None:
+            assert f"`{case.name}`" in readme, case.name
