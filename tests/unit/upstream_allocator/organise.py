@@ -1,7 +1,7 @@
 """Write the translated upstream cases (``translate.py``'s JSON) as our per-area YAML files,
 with the marks this project adds (``MARKS``: divergence, anyValid, rewritten, gateOff).
 
-    python tests/unit/upstream_allocator/organise.py /tmp/cases.json
+    python tests/unit/upstream_allocator/organise.py cases.json
 
 Run by hand after a translation; the YAML it writes is reviewed and committed, and is what
 the tests read.

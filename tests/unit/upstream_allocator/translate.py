@@ -1,7 +1,7 @@
 """Turn upstream's allocator test tables into our case data (a development aid, run by hand).
 
     python tests/unit/upstream_allocator/translate.py allocator_testing.go \
-        lexicographical_testing.go > /tmp/cases.json
+        lexicographical_testing.go > cases.json
 
 Upstream's cases (kubernetes/dynamic-resource-allocation,
 ``structured/internal/allocatortesting/``) are Go composite literals built with a few dozen
