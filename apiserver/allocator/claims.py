@@ -167,6 +167,12 @@ def parse_claim(name: str, claim: JSON) -> Claim:
         else:
             problem = f"request {request}: neither exactly nor firstAvailable is set"
             continue
+        for alternative_raw in (exactly,) if isinstance(exactly, dict) else subs or (raw,):
+            mode = as_dict(alternative_raw).get("allocationMode")
+            if mode not in (None, "", "ExactCount", "All"):
+                # A mode from a newer API: treating it as ExactCount would hand out the
+                # wrong number of devices, so the claim cannot be allocated (as upstream).
+                problem = f"request {request}: unsupported allocationMode {mode}"
         requests.append(Request(request, alternatives))
     constraints = []
     for i, raw in enumerate(devices.get("constraints") or ()):

@@ -6,7 +6,8 @@ tolerations and the device's binding conditions copied, as upstream; for a share
 device that allows multiple allocations a new ``shareID`` and, if the device has
 capacities, the ``consumedCapacity`` of every one of them), ``devices.config`` (each class's
 config once, ``FromClass``, for the requests of that class; then the claim's config
-entries, ``FromClaim``, that name a request of the allocation or no request at all) and
+entries, ``FromClaim``, that name a request of the allocation or no request at all; an
+entry that names every request of the claim has its ``requests`` dropped, as upstream) and
 ``nodeSelector``, as upstream's ``createNodeSelector``: pinned to the node by
 ``metadata.name`` if any device is node-local (its slice's or, with
 ``perDeviceNodeSelection``, its own ``nodeName``) or binds to its node; else ONE term that
@@ -138,6 +139,7 @@ def allocation_result(
     devices: JSON = {
         "results": [_result(a, c, s) for (a, c), s in zip(picks, consumed, strict=True)]
     }
+    _clear_covering_all(claim, picks, config)
     if config:
         devices["config"] = config
     out: JSON = {"devices": devices}
@@ -145,3 +147,17 @@ def allocation_result(
     if selector is not None:
         out["nodeSelector"] = selector
     return out
+
+
+def _clear_covering_all(
+    claim: Claim, picks: list[tuple[Alternative, Candidate]], config: list[JSON]
+) -> None:
+    """A config entry naming every request of the claim (each by its name or by the chosen
+    subrequest's) loses its ``requests``: empty means all, as upstream writes it."""
+    chosen = {a.request: a.name for a, _ in picks}
+    for entry in config:
+        requests = entry.get("requests") or ()
+        if requests and all(
+            r.name in requests or chosen.get(r.name) in requests for r in claim.requests
+        ):
+            del entry["requests"]

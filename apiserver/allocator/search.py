@@ -15,6 +15,9 @@ request has admin access) nor chosen already (by another claim of this search, o
 claim), its counters fit what its pool has left (admin access consumes none, as it takes
 nothing from others), and every constraint covering the request accepts it (``add``); a CEL constraint is evaluated only when its last request is complete.
 Whatever fails is undone (``remove``, counters given back) and the next group is tried.
+When every alternative of a request would take the claim past 32 results, the search
+backs up to the nearest earlier request with another alternative, as upstream does: which
+devices the earlier requests took cannot change how many the claim holds.
 
 A device that allows multiple allocations (``Candidate.shared``) is never held by a share:
 other requests, of this claim or another, may pick it again while its capacity lasts
@@ -63,6 +66,14 @@ CLOCK_EVERY = 8
 
 class GaveUp(Exception):
     """The budget ran out before the search could say yes or no."""
+
+
+class _Oversized(Exception):
+    """Every alternative of a request would take the claim past the result limit. How many
+    devices a claim takes depends only on the alternatives chosen, never on which devices,
+    so other devices for the earlier requests cannot help: the search goes back to the
+    nearest earlier request that still has another alternative (as upstream does), and a
+    claim that runs out of them fails without re-trying its device combinations."""
 
 
 @dataclass
@@ -158,20 +169,31 @@ class Search:
         plan = self.plans[ci]
         if plan.fixed:
             return (yield from self._claim(ci + 1))
-        return (yield from self._request(ci, 0))
+        try:
+            return (yield from self._request(ci, 0))
+        except _Oversized:
+            return False
 
     def _request(self, ci: int, ri: int) -> Generator[None, None, bool]:
         plan = self.plans[ci]
         if ri == len(plan.requests):
             return (yield from self._claim(ci + 1))
+        oversized = bool(plan.requests[ri].alternatives)
         for alt in plan.requests[ri].alternatives:
             if not alt.usable or (alt.alternative.all and alt.count == 0):
+                oversized = False
                 continue
             if len(plan.picks) + alt.count > MAX_DEVICES_PER_CLAIM:
                 plan.oversized = True
                 continue
-            if (yield from self._device(ci, ri, alt, alt.count, 0)):
-                return True
+            try:
+                if (yield from self._device(ci, ri, alt, alt.count, 0)):
+                    return True
+            except _Oversized:
+                continue
+            oversized = False
+        if oversized:
+            raise _Oversized
         return False
 
     def _device(
@@ -209,7 +231,14 @@ class Search:
                     return False
                 continue
             # A shared device stays free after a pick: the next one starts past it.
-            if (yield from self._device(ci, ri, alt, need - 1, gi + 1 if candidate.shared else gi)):
+            try:
+                found = yield from self._device(
+                    ci, ri, alt, need - 1, gi + 1 if candidate.shared else gi
+                )
+            except _Oversized:
+                self._undo(plan, alt, group, candidate)
+                raise
+            if found:
                 return True
             self._undo(plan, alt, group, candidate)
             if alt.alternative.all:
