@@ -14,6 +14,7 @@ from typing import Any
 
 from .api.resource import DRA_GROUP
 from .auth.delegation import AuthOptions
+from .reservations import MAX_PER_USER as MAX_RESERVATIONS_PER_USER
 from .schedule.run import SCHEDULER_NAME, ScheduleOptions, run_schedule
 from .server.app import ServerSettings
 from .server.certs import write_client_cert
@@ -21,6 +22,7 @@ from .server.installcerts import install_certs
 from .server.poolmetrics import MAX_POOLS_DEFAULT
 from .server.serve import ServeOptions, serve
 from .shim.app import ShimOptions, run_shim
+from .shim.door import SCHEDULER_USER
 
 
 def _names(value: str) -> list[str]:
@@ -245,6 +247,14 @@ def _parser() -> argparse.ArgumentParser:
         f" per-driver totals (default {MAX_POOLS_DEFAULT})",
     )
     s.add_argument(
+        "--max-reservations-per-user",
+        type=int,
+        default=MAX_RESERVATIONS_PER_USER,
+        help="DeviceReservations one user's reserving AllocationReviews may hold at once;"
+        " beyond it a reserving review is refused with 429 and nothing is held; 0 for no cap"
+        f" (default {MAX_RESERVATIONS_PER_USER})",
+    )
+    s.add_argument(
         "--cert-dir",
         default="certs",
         help="where the CA and serving certificate live or are generated",
@@ -384,6 +394,25 @@ def _shim_parser(commands: Any) -> None:
         help="seconds a bind waits for fabric devices to be attached before it fails (default 600)",
     )
     s.add_argument(
+        "--client-ca-file",
+        help="CA of the scheduler's client certificate (default: with a self-made serving"
+        " certificate, the CA of --cert-dir, which also signs <cert-dir>/scheduler.crt;"
+        " otherwise none, and only bearer tokens checked by TokenReview are accepted)",
+    )
+    s.add_argument(
+        "--allowed-users",
+        type=_names,
+        default=[SCHEDULER_USER],
+        help="the users (client certificate CN or TokenReview user name) that may call"
+        f" filter, prioritize and bind, comma-separated (default {SCHEDULER_USER})",
+    )
+    s.add_argument(
+        "--allowed-groups",
+        type=_names,
+        default=[],
+        help="the groups that may call filter, prioritize and bind, comma-separated (none)",
+    )
+    s.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
 
@@ -418,6 +447,18 @@ def _schedule_parser(commands: Any) -> None:
         default="certs/shim/ca.crt",
         help="CA of the shim's serving certificate (default certs/shim/ca.crt, where the"
         " shim makes it by default)",
+    )
+    s.add_argument(
+        "--shim-client-cert-file",
+        default="certs/shim/scheduler.crt",
+        help="the client certificate presented to the shim, as kube-scheduler's extender"
+        " tlsConfig.certFile (default certs/shim/scheduler.crt, which the shim makes by"
+        " default)",
+    )
+    s.add_argument(
+        "--shim-client-key-file",
+        default="certs/shim/scheduler.key",
+        help="its key, as tlsConfig.keyFile (default certs/shim/scheduler.key)",
     )
     s.add_argument(
         "--scheduler-name",
@@ -502,6 +543,9 @@ def main(argv: list[str] | None = None) -> None:
             tls_private_key_file=args.tls_private_key_file,
             tls_san=args.tls_san,
             attach_timeout=args.attach_timeout,
+            client_ca_file=args.client_ca_file,
+            allowed_users=args.allowed_users,
+            allowed_groups=args.allowed_groups,
             log_level=args.log_level,
         )
         with _exit_on(ValueError, OSError):
@@ -513,6 +557,8 @@ def main(argv: list[str] | None = None) -> None:
             server=args.server,
             shim_url=args.shim_url,
             shim_ca_file=args.shim_ca_file,
+            shim_client_cert_file=args.shim_client_cert_file,
+            shim_client_key_file=args.shim_client_key_file,
             scheduler_name=args.scheduler_name,
             node_cache_capable=args.node_cache_capable,
             shim_timeout=args.shim_timeout,
@@ -545,6 +591,7 @@ def main(argv: list[str] | None = None) -> None:
             pool_status_create_rate=args.pool_status_create_rate,
             pool_status_create_burst=args.pool_status_create_burst,
             metrics_max_pools=args.metrics_max_pools,
+            max_reservations_per_user=args.max_reservations_per_user,
             etcd_prefix=args.etcd_prefix,
             etcd_cafile=args.etcd_cafile,
             etcd_certfile=args.etcd_certfile,

@@ -82,9 +82,6 @@ class _FirstPools:
     def pool_keys(self) -> list[tuple[str, str]]:
         return self.index.pool_keys()[: self.count]
 
-    def held(self, key: tuple[str, str]) -> set[str]:
-        return self.index.held(key)
-
     async def summaries(self, driver: str, pool: str | None = None) -> list[PoolSummary]:
         return (await self.index.summaries(driver, pool))[: self.count]
 

@@ -8,7 +8,10 @@ registry and the reservation service. Per backend:
 * baseline from the same run: create then delete one ResourceSlicePatch through its
   registry (one key each way), the same number of times;
 * 50 concurrent reserves for the last 10 devices (five per device): time until every one
-  has won or got its 409, and how many won (always 10).
+  has won or got its 409, and how many won (always 10);
+* contention through real server processes (``bench.contention``): N reserving
+  AllocationReviews at once over M devices, on one server and on two servers sharing one
+  etcd: devices held and time, beside the same N reviews not reserving.
 
 ``python -m bench.reservations`` updates only the ``reservations`` section of RESULTS.md.
 """
@@ -40,7 +43,7 @@ from apiserver.storage.etcd import EtcdConfig, EtcdStore
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.localetcd import LocalEtcd
 
-from . import report
+from . import contention, report
 
 SECTION = "reservations"
 PAIRS = 200
@@ -142,15 +145,22 @@ async def _run(log: Callable[[str], Any]) -> list[Backend]:
     return results
 
 
-def run(log: Callable[[str], Any] = print) -> list[Backend]:
-    return asyncio.run(_run(log))
+@dataclass
+class Outcome:
+    backends: list[Backend]
+    contention: list[contention.Case]
+
+
+def run(log: Callable[[str], Any] = print) -> Outcome:
+    backends = asyncio.run(_run(log))
+    return Outcome(backends, contention.run(log))
 
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:,.2f} ms"
 
 
-def render(outcome: list[Backend], date: str) -> str:
+def render(outcome: Outcome, date: str) -> str:
     lines = [
         "## Device reservations: reserve and release, atomic across devices and replicas",
         "",
@@ -165,7 +175,7 @@ def render(outcome: list[Backend], date: str) -> str:
         " | 50 concurrent reserves, all answered | won |",
         "|---|---|---|---|---|---|---|",
     ]
-    for b in outcome:
+    for b in outcome.backends:
         mine, base = statistics.median(b.reserve), statistics.median(b.baseline)
         lines.append(
             f"| {b.name} | {_ms(mine)} | {_ms(_pct(b.reserve, 0.99))} | {_ms(base)}"
@@ -179,6 +189,8 @@ def render(outcome: list[Backend], date: str) -> str:
         " release's read (from the watch cache, before a delete with the uid as"
         " precondition) add to the baseline's two writes. The machine is shared, so single"
         " runs vary.",
+        "",
+        contention.render(outcome.contention),
     ]
     return "\n".join(lines)
 

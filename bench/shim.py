@@ -75,6 +75,14 @@ class ShimTarget:
     def ssl_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=self.ca)
 
+    def scheduler_context(self) -> ssl.SSLContext:
+        """As kube-scheduler reaches the shim: trusting its CA, presenting the scheduler's
+        client certificate (which the shim makes beside its CA)."""
+        context = self.ssl_context()
+        certs = self.workdir / "shim-certs"
+        context.load_cert_chain(certs / "scheduler.crt", certs / "scheduler.key")
+        return context
+
     def start(self) -> None:
         command = [
             sys.executable,
@@ -317,7 +325,7 @@ async def _run_size(server: APIServerTarget, shim_target: ShimTarget, nodes: int
             base_url=server.url, verify=server.ssl_context(), headers=server.headers, timeout=120
         ) as api,
         httpx.AsyncClient(
-            base_url=shim_target.url, verify=shim_target.ssl_context(), timeout=120
+            base_url=shim_target.url, verify=shim_target.scheduler_context(), timeout=120
         ) as shim,
     ):
         await _create(api, _objects(nodes))

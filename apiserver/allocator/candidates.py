@@ -10,11 +10,21 @@ was (selectors and CEL constraints see driver, attributes and capacity, never th
 counters are per pool and equal; taints and placement are equal). A ``Group`` holds them,
 and the search tries one representative per group.
 
-Rank (KEP-5007 preference): 0 a device that needs no attaching (node-local, or reachable
-through ``allNodes``/``nodeSelector`` without being a fabric device); 1 a fabric device
-already attached (attribute ``kubernetes.io/needs-attaching`` false); 2 a fabric device
-that still needs attaching (``kubernetes.io/needs-attaching`` true, or upstream
+Rank (KEP-5007 preference, and the score): 0 a device that needs no attaching (node-local,
+or reachable through ``allNodes``/``nodeSelector`` without being a fabric device); 1 a fabric
+device already attached (attribute ``kubernetes.io/needs-attaching`` false); 2 a fabric
+device that still needs attaching (``kubernetes.io/needs-attaching`` true, or upstream
 ``bindingConditions``).
+
+Order (which candidates the search tries first): upstream's for binding conditions, the
+KEP-5007 preference within it. Upstream moves every pool that has a device with
+``bindingConditions`` after the pools that have none and keeps the slice and device order
+inside a pool (``pools_incubating.go``), so a pool's devices without conditions are not
+preferred over its devices with them; the ``kubernetes.io/needs-attaching`` attribute then
+orders node-local, attached and to-be-attached devices.
+
+A device that allows multiple allocations (``shared``) is interchangeable with no other:
+what is left of its capacity depends on its shares, not on its description.
 
 ``Filter`` decides, per request alternative, which devices reachable from a node are
 candidates: usable pool, class selectors, request selectors (results cached per device
@@ -31,6 +41,7 @@ from typing import Any
 
 import orjson
 
+from ..api.resource.capacity import Capacity, device_capacities, share
 from ..api.resource.views import NODE_NAME, Counters, DeviceID, Placement
 from ..cel import DeviceValue, EvaluationError, Program, device_value, evaluate
 from ..pools import BLOCKING_EFFECTS, PoolKey, PoolState, Reach
@@ -46,18 +57,19 @@ def _canonical(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
-def _needs_attaching(device: JSON) -> bool | None:
-    """None for a device that is not a fabric device, else whether it still needs attaching."""
-    attribute = (device.get("attributes") or {}).get(NEEDS_ATTACHING)
-    if device.get("bindingConditions"):
-        return True
+def _attribute_rank(attributes: JSON) -> int:
+    """LOCAL for a device that is not a fabric device by its ``kubernetes.io/needs-attaching``
+    attribute, else whether it is attached already (ATTACHED) or not (NEEDS_ATTACH)."""
+    attribute = attributes.get(NEEDS_ATTACHING)
     if isinstance(attribute, dict) and isinstance(attribute.get("bool"), bool):
-        return bool(attribute["bool"])
-    return None
+        return NEEDS_ATTACH if attribute["bool"] else ATTACHED
+    return LOCAL
 
 
 class Candidate:
     __slots__ = (
+        "_capacities",
+        "_sets",
         "_value",
         "attributes",
         "binds_to_node",
@@ -65,15 +77,19 @@ class Candidate:
         "device",
         "driver",
         "id",
+        "order",
         "placement",
         "pool",
         "rank",
+        "shared",
         "signature",
         "state",
         "taints",
     )
 
-    def __init__(self, reach: Reach) -> None:
+    def __init__(self, reach: Reach, late: bool = False) -> None:
+        """``late``: the device's pool has devices with binding conditions (upstream tries
+        such pools last)."""
         facts = reach.device
         assert facts.state is not None
         self.state = facts.state
@@ -90,10 +106,16 @@ class Candidate:
             if isinstance(t, dict) and t.get("effect") in BLOCKING_EFFECTS
         )
         self.binds_to_node = bool(self.device.get("bindsToNode"))
-        needs = _needs_attaching(self.device)
-        self.rank = LOCAL if needs is None else NEEDS_ATTACH if needs else ATTACHED
+        self.shared = self.device.get("allowMultipleAllocations") is True
+        attribute_rank = _attribute_rank(self.attributes)
+        self.rank = NEEDS_ATTACH if self.device.get("bindingConditions") else attribute_rank
+        self.order = (late, attribute_rank)
         self._value: DeviceValue | EvaluationError | None = None
+        self._capacities: dict[str, Capacity] | None = None
+        self._sets: dict[str, frozenset[tuple[str, Any]] | None] = {}
         self.signature = (
+            self.id if self.shared else None,
+            late,
             reach.pool.key,
             self.placement.kind,
             self.placement.node_name,
@@ -107,6 +129,12 @@ class Candidate:
     def local(self) -> bool:
         return self.placement.kind == NODE_NAME
 
+    @property
+    def capacities(self) -> dict[str, Capacity]:
+        if self._capacities is None:
+            self._capacities = device_capacities(self.device)
+        return self._capacities
+
     def value(self) -> DeviceValue | EvaluationError:
         if self._value is None:
             try:
@@ -115,9 +143,20 @@ class Candidate:
                 self._value = err
         return self._value
 
-    def attribute(self, name: str) -> Any:
-        """The value of a fully qualified attribute, looked up as upstream: the exact name,
-        else the bare id when the domain is the driver's. None when missing."""
+    def attribute(self, name: str) -> frozenset[tuple[str, Any]] | None:
+        """The values of a fully qualified attribute as a set of (type, value), looked up as
+        upstream: the exact name, else the bare id when the domain is the driver's. A scalar
+        is a set of one, a list attribute (``ints``, ``strings``…) the set of its elements,
+        typed like the scalar (``int``, ``string``…) so ``string: a`` and ``strings: [a, b]``
+        share ``a``. None when missing, empty or of no known type. Kept per name: a
+        constraint asks again on every search step that tries the device."""
+        try:
+            return self._sets[name]
+        except KeyError:
+            values = self._sets[name] = self._attribute(name)
+            return values
+
+    def _attribute(self, name: str) -> frozenset[tuple[str, Any]] | None:
         found = self.attributes.get(name)
         if found is None:
             domain, _, ident = name.rpartition("/")
@@ -126,16 +165,20 @@ class Candidate:
         if not isinstance(found, dict):
             return None
         for kind, value in found.items():
-            if value is not None:
-                return (kind, _hashable(value))
+            if value is None:
+                continue
+            if kind in _SCALARS:
+                return frozenset(((kind, value),))
+            base = _LISTS.get(kind)
+            if base is None or not isinstance(value, list) or not value:
+                return None
+            return frozenset((base, v) for v in value)
         return None
 
 
 _NOT_IN_SIGNATURE = frozenset({"name", "nodeName", "nodeSelector", "allNodes"})
-
-
-def _hashable(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
+_SCALARS = frozenset({"int", "bool", "string", "version"})
+_LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
 
 
 @dataclass(eq=False)
@@ -178,6 +221,9 @@ class Tally:
     selector_excluded: dict[int, int] = field(default_factory=dict)
     selector_errors: dict[int, str] = field(default_factory=dict)
     tainted: int = 0
+    capacity_short: int = 0
+    """Devices without a requested capacity, or with less of it (or a policy that forbids
+    the amount) than the request needs even unshared."""
     candidates: list[Candidate] = field(default_factory=list)
 
 
@@ -263,13 +309,18 @@ def filter_candidates(
         ):
             tally.tainted += 1
             continue
+        if (alternative.capacity or candidate.shared) and share(
+            alternative.capacity, candidate.capacities
+        ) is None:
+            tally.capacity_short += 1
+            continue
         tally.candidates.append(candidate)
     return tally
 
 
 def group(candidates: Iterable[Candidate], symmetry: bool, order: dict[Any, int]) -> list[Group]:
     """Candidates grouped by signature (each alone without symmetry reduction), in order of
-    preference: rank, then the order of the first member (pool, slice, device)."""
+    preference: ``order``, then the order of the first member (pool, slice, device)."""
     groups: dict[Any, Group] = {}
     for candidate in candidates:
         key = candidate.signature if symmetry else candidate.id
@@ -279,5 +330,5 @@ def group(candidates: Iterable[Candidate], symmetry: bool, order: dict[Any, int]
         else:
             found.members.append(candidate)
     out = list(groups.values())
-    out.sort(key=lambda g: g.first.rank)  # stable: pool and device order within a rank
+    out.sort(key=lambda g: g.first.order)  # stable: pool and device order within an order
     return out

@@ -13,6 +13,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from ..api.resource.capacity import requested
 from ..api.resource.views import JSON, AllocatedDevice, as_dict, claim_results
 
 MAX_DEVICES_PER_CLAIM = 32
@@ -34,6 +35,8 @@ class Alternative:
     tolerations: tuple[JSON, ...] = ()
     index: int = 0
     """Position among the request's subrequests (0 for ``exactly``)."""
+    capacity: tuple[tuple[str, int], ...] = ()
+    """``capacity.requests`` in nano units, sorted by name (consumable capacity)."""
 
     @functools.cached_property
     def key(self) -> tuple[Any, ...]:
@@ -43,6 +46,7 @@ class Alternative:
             self.selectors,
             self.admin,
             tuple(sorted(repr(sorted(t.items())) for t in self.tolerations)),
+            self.capacity,
         )
 
 
@@ -133,6 +137,7 @@ def _alternative(raw: JSON, name: str, request: str, index: int, admin: bool) ->
         admin=admin,
         tolerations=tuple(t for t in raw.get("tolerations") or () if isinstance(t, dict)),
         index=index,
+        capacity=requested(raw.get("capacity")),
     )
 
 
@@ -162,6 +167,12 @@ def parse_claim(name: str, claim: JSON) -> Claim:
         else:
             problem = f"request {request}: neither exactly nor firstAvailable is set"
             continue
+        for alternative_raw in (exactly,) if isinstance(exactly, dict) else subs or (raw,):
+            mode = as_dict(alternative_raw).get("allocationMode")
+            if mode not in (None, "", "ExactCount", "All"):
+                # A mode from a newer API: treating it as ExactCount would hand out the
+                # wrong number of devices, so the claim cannot be allocated (as upstream).
+                problem = f"request {request}: unsupported allocationMode {mode}"
         requests.append(Request(request, alternatives))
     constraints = []
     for i, raw in enumerate(devices.get("constraints") or ()):

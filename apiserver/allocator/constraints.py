@@ -4,9 +4,17 @@ Every constraint has the same tiny interface: ``add`` (may the device join? if s
 recorded), ``remove`` (undo exactly one successful ``add``) and ``complete`` (called when a
 request's devices are all chosen: may the search go on?). No state is ever copied.
 
-* ``MatchAttribute``: every device has the attribute, with the same type and value (the
-  first device fixes it; it is free again once every device is removed);
-* ``DistinctAttribute``: every device has the attribute, with a value no other has;
+* ``MatchAttribute``: every device has the attribute, and the devices' values have a
+  common element: a scalar is a set of one value, a list attribute (upstream's
+  ``DRAListTypeAttributes``) the set of its elements, of the scalar's type (so for scalars
+  this is "the same type and value");
+* ``DistinctAttribute``: every device has the attribute, and no value is shared by two
+  devices (the sets are pairwise disjoint; for scalars: "a value no other has").
+
+Both count, per (type, value) element, how many of the recorded devices have it, so
+``remove`` undoes any ``add`` exactly, in any order. Upstream's list-aware allocator keeps
+a running intersection that ``remove`` does not widen again until the set is empty, and
+records distinct values by request name; counting gives the answers of the rule itself.
 * ``CelConstraint`` (KEP-5254): records the devices and evaluates the expression once the
   last request it covers is complete — never a plain evaluation on a partial set, since
   such expressions are not monotonic. When it covers one request of a fixed count, each
@@ -45,19 +53,35 @@ class MatchAttribute:
         self.label = label
         self.attribute = attribute
         self.rejections = 0
-        self._value: Any = None
+        self._holders: dict[Any, int] = {}
+        """Per (type, value): how many recorded devices have it."""
         self._count = 0
 
     def add(self, group: Group, candidate: Any) -> bool:
-        value = candidate.attribute(self.attribute)
-        if value is None or (self._count and value != self._value):
+        values = candidate.attribute(self.attribute)
+        holders = self._holders
+        if values is None:
             self.rejections += 1
             return False
-        self._value = value
+        if self._count:  # loops, not any(): this runs on every step that tries a device
+            for value in values:
+                if holders.get(value) == self._count:
+                    break
+            else:
+                self.rejections += 1
+                return False
+        for value in values:
+            holders[value] = holders.get(value, 0) + 1
         self._count += 1
         return True
 
     def remove(self, group: Group, candidate: Any) -> None:
+        for value in candidate.attribute(self.attribute):
+            left = self._holders[value] - 1
+            if left:
+                self._holders[value] = left
+            else:
+                del self._holders[value]
         self._count -= 1
 
     def complete(self, request: int) -> bool:
@@ -70,17 +94,18 @@ class DistinctAttribute:
         self.attribute = attribute
         self.rejections = 0
         self._seen: set[Any] = set()
+        """Every (type, value) of the recorded devices: they are pairwise disjoint."""
 
     def add(self, group: Group, candidate: Any) -> bool:
-        value = candidate.attribute(self.attribute)
-        if value is None or value in self._seen:
+        values = candidate.attribute(self.attribute)
+        if values is None or not self._seen.isdisjoint(values):
             self.rejections += 1
             return False
-        self._seen.add(value)
+        self._seen.update(values)
         return True
 
     def remove(self, group: Group, candidate: Any) -> None:
-        self._seen.discard(candidate.attribute(self.attribute))
+        self._seen.difference_update(candidate.attribute(self.attribute))
 
     def complete(self, request: int) -> bool:
         return True

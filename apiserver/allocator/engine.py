@@ -6,12 +6,14 @@
     results = await allocator.review(claims, nodes)  # per node, on an event loop, one budget
 
 An ``Allocator`` is made from one ``Pools`` snapshot (gathered pools, allocated and
-reserved devices) and the DeviceClasses by name; ``reserved`` adds devices held elsewhere.
-``hold``/``release`` take devices (and their counters) in and out of what is held, so a
-caller that commits one allocation after another keeps one allocator (the pool index's
-reservations do the same for pool status). Each call searches claims jointly on one node
-(no device shared between them; a claim that is already allocated keeps its allocation and
-its devices are taken) and answers a ``NodeResult``: feasible or not, a score (see
+reserved devices, and what shares of multi-allocatable devices consume) and the DeviceClasses
+by name; ``reserved`` adds devices held elsewhere (whole). ``hold``/``release`` take devices
+(and their counters) in and out of what is held, so a caller that commits one allocation
+after another keeps one allocator (the pool index's reservations do the same for pool
+status). Each call searches claims jointly on one node (no device shared between them but
+those that allow multiple allocations, while their capacity lasts; a claim that is already
+allocated keeps its allocation, its dedicated devices are taken and its shares stay
+counted) and answers a ``NodeResult``: feasible or not, a score (see
 ``result``), per claim the upstream AllocationResult, and when infeasible, reasons naming
 the claim, the request and what removed the candidates, with counts.
 
@@ -41,6 +43,7 @@ from collections.abc import Callable, Collection, Generator, Iterable, Mapping, 
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..api.resource.capacity import share
 from ..api.resource.views import DeviceID
 from ..cel import CELError, Program, compile_constraint, compile_selector
 from ..pools import Node, Pools, PoolState, fits, selector_matches
@@ -60,6 +63,7 @@ from .search import (
     AlternativePlan,
     Budget,
     ClaimPlan,
+    Consumed,
     GaveUp,
     RequestPlan,
     Search,
@@ -75,6 +79,8 @@ class ClaimOutcome:
     picks: tuple[tuple[Alternative, Candidate], ...] = ()
     node: str = ""
     classes: Mapping[str, JSON] = field(default_factory=dict, repr=False, compare=False)
+    shares: tuple[dict[str, int] | None, ...] = ()
+    """Beside each pick: what it consumes of a shared device (None for a dedicated one)."""
 
     @property
     def name(self) -> str:
@@ -91,7 +97,7 @@ class ClaimOutcome:
         already), built when first read: most nodes of a review are never bound to."""
         if self.claim.allocation is not None:
             return self.claim.allocation
-        return allocation_result(self.claim, list(self.picks), self.classes, self.node)
+        return allocation_result(self.claim, list(self.picks), self.classes, self.node, self.shares)
 
 
 @dataclass(frozen=True)
@@ -147,20 +153,26 @@ class Allocator:
         self._refuted: dict[tuple[str, tuple[int, ...], int], bool] | None = {} if caches else None
         self._signatures: dict[Any, int] = {}
         self._candidates: dict[int, Candidate] = {}
+        self._binding_pools: dict[int, bool] = {}
         self._filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
         self._grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
         self.reserved: set[DeviceID] = set(reserved)
         self.held: set[DeviceID] = set(self.reserved)
         self.limits: Usage = {}
         self.used: Usage = {}
+        self.consumed: Consumed = {}
+        """What the shares of multi-allocatable devices consume (see ``search.Consumed``)."""
         for state in pools.states.values():
             taken = state.allocated | state.reserved
             self.held.update(DeviceID(state.key[0], state.key[1], n) for n in taken)
+            for name, amounts in state.shared.items():
+                self.consumed[DeviceID(state.key[0], state.key[1], name)] = dict(amounts)
             for set_name, counters in state.gathered.counter_sets.items():
                 for counter, value in counters.items():
                     self.limits[(state.key, set_name, counter)] = value
         for state in pools.states.values():
             names = {d.device for d in self.held if (d.driver, d.pool) == state.key}
+            names.update(state.shared)  # a shared device's counters are taken once
             for set_name, left in state.gathered.remaining(names).items():
                 for counter, value in left.items():
                     key = (state.key, set_name, counter)
@@ -262,10 +274,20 @@ class Allocator:
         except _Problem as problem:
             return NodeResult(node.name, False, why=(str(problem),))
         held = self.held
-        fixed = [r.id for p in plans if p.fixed for r in p.claim.allocated if not r.admin_access]
+        # An allocated claim's devices are taken whole; its shares of multi-allocatable
+        # devices are in what the pools' shares consume already.
+        fixed = [
+            r.id
+            for p in plans
+            if p.fixed
+            for r in p.claim.allocated
+            if not r.admin_access and not r.shared
+        ]
         if fixed:
             held = held | set(fixed)
-        search = Search(plans, held, self.used, self.limits, budget or self.budget, evaluations)
+        search = Search(
+            plans, held, self.used, self.limits, budget or self.budget, evaluations, self.consumed
+        )
         try:
             found = yield from search.run()
         except GaveUp as gave_up:
@@ -292,7 +314,11 @@ class Allocator:
         picks = []
         for plan in plans:
             picks.extend(plan.picks)
-            outcomes.append(ClaimOutcome(plan.claim, tuple(plan.picks), node.name, self.classes))
+            outcomes.append(
+                ClaimOutcome(
+                    plan.claim, tuple(plan.picks), node.name, self.classes, tuple(plan.shares)
+                )
+            )
             self._reset(plan, search)
         return NodeResult(
             node.name,
@@ -319,7 +345,10 @@ class Allocator:
         held = self.held
         for claim in claims:
             if claim.allocation is not None:
-                if any(not r.admin_access and r.id not in held for r in claim.allocated):
+                if any(
+                    not r.admin_access and not r.shared and r.id not in held
+                    for r in claim.allocated
+                ):
                     return None
                 outcomes.append(ClaimOutcome(claim))
                 continue
@@ -340,7 +369,7 @@ class Allocator:
                         cid = candidate.id
                         if cid in held or cid in chosen:
                             continue
-                        if candidate.consumes:
+                        if candidate.consumes or candidate.shared:
                             return None
                         chosen.add(cid)
                         mine.append((alternative, candidate))
@@ -362,11 +391,9 @@ class Allocator:
         return NodeResult(node.name, True, score(picks), tuple(outcomes), steps=len(picks))
 
     def _reset(self, plan: ClaimPlan, search: Search) -> None:
-        """Give back the counters a finished search still holds (its picks stay in the plan
-        only for the answer)."""
-        for alternative, candidate in plan.picks:
-            if candidate.consumes and not alternative.admin:
-                search._give_back(candidate)
+        """Give back the counters and capacity a finished search still holds (its picks stay
+        in the plan only for the answer)."""
+        search.release(plan)
 
     # -- plans -----------------------------------------------------------------------
 
@@ -386,6 +413,8 @@ class Allocator:
             alternatives = []
             for alternative in request.alternatives:
                 groups, usable = self._groups(claim, alternative, node)
+                if alternative.all:
+                    groups = self._with_capacity_left(alternative, groups)
                 count = (
                     sum(len(g.members) for g in groups) if alternative.all else alternative.count
                 )
@@ -397,6 +426,17 @@ class Allocator:
                 if isinstance(constraint, CelConstraint):
                     constraint.total = _fixed_size(constraint, requests)
         return ClaimPlan(claim, requests, constraints)
+
+    def _with_capacity_left(self, alternative: Alternative, groups: list[Group]) -> list[Group]:
+        """For ``All``: the devices that can still serve the request, as upstream counts
+        them: a shared device whose capacity the stored shares used up is not one of them."""
+        if not any(g.first.shared for g in groups):
+            return groups
+        return [g for g in groups if not g.first.shared or self._fits(alternative, g.first)]
+
+    def _fits(self, alternative: Alternative, candidate: Candidate) -> bool:
+        left = self.consumed.get(candidate.id)
+        return share(alternative.capacity, candidate.capacities, left) is not None
 
     def _constraint(
         self, claim: Claim, spec: ConstraintSpec, evaluations: Evaluations
@@ -473,9 +513,21 @@ class Allocator:
         state = reach.device.state
         found = self._candidates.get(id(state)) if self.caches else None
         if found is None or found.state is not state:
-            found = Candidate(reach)
+            found = Candidate(reach, self._late(reach.pool))
             if self.caches:
                 self._candidates[id(state)] = found
+        return found
+
+    def _late(self, pool: PoolState) -> bool:
+        """Whether a device of the pool has binding conditions: upstream tries such pools
+        after all others."""
+        found = self._binding_pools.get(id(pool))  # the snapshot keeps its pools alive
+        if found is None:
+            found = any(
+                d.state is not None and bool(d.state.device.get("bindingConditions"))
+                for d in pool.gathered.devices.values()
+            )
+            self._binding_pools[id(pool)] = found
         return found
 
     # -- explanations ----------------------------------------------------------------
@@ -517,6 +569,11 @@ class Allocator:
                     f"claim {name}: counters exhausted: no combination of candidates fits the"
                     " counters their pools have left"
                 )
+            if plan.capacity_rejections:
+                reasons.append(
+                    f"claim {name}: capacity exhausted: no combination of candidates fits the"
+                    " capacity their shared devices have left"
+                )
             if plan.oversized:
                 reasons.append(
                     f"claim {name}: the devices requested exceed the claim limit of"
@@ -557,7 +614,7 @@ class Allocator:
         tally = self._filtered.get((_node_key(node), alternative.key))
         if tally is None:
             tally = self._tally(Claim(claim), alternative, node)
-        allocated = reserved = exhausted = free = 0
+        allocated = reserved = exhausted = used_up = free = 0
         for candidate in (c for g in alt.groups for c in g.members):
             if not alternative.admin and candidate.id in held:
                 pool: PoolState = candidate.pool
@@ -565,7 +622,13 @@ class Allocator:
                     allocated += 1
                 else:
                     reserved += 1
-            elif candidate.consumes and not fits(candidate.consumes, self._remaining(candidate)):
+            elif candidate.shared and not self._fits(alternative, candidate):
+                used_up += 1
+            elif (
+                candidate.consumes
+                and candidate.id not in self.consumed
+                and not fits(candidate.consumes, self._remaining(candidate))
+            ):
                 exhausted += 1
             else:
                 free += 1
@@ -597,9 +660,11 @@ class Allocator:
             )
         for label, count in (
             ("tainted", tally.tainted),
+            ("capacity insufficient", tally.capacity_short),
             ("allocated", allocated),
             ("reserved", reserved),
             ("counters exhausted", exhausted),
+            ("capacity exhausted", used_up),
         ):
             if count:
                 parts.append(f"{label} {count}")

@@ -15,6 +15,15 @@ request has admin access) nor chosen already (by another claim of this search, o
 claim), its counters fit what its pool has left (admin access consumes none, as it takes
 nothing from others), and every constraint covering the request accepts it (``add``); a CEL constraint is evaluated only when its last request is complete.
 Whatever fails is undone (``remove``, counters given back) and the next group is tried.
+When every alternative of a request would take the claim past 32 results, the search
+backs up to the nearest earlier request with another alternative, as upstream does: which
+devices the earlier requests took cannot change how many the claim holds.
+
+A device that allows multiple allocations (``Candidate.shared``) is never held by a share:
+other requests, of this claim or another, may pick it again while its capacity lasts
+(``api.resource.capacity.share`` against what stored shares and this search's picks
+consume); one request never picks it twice. Its counters are consumed by its first share
+only, and given back with its last.
 
 ``Search.run`` is a generator: it yields every ``Budget.chunk`` steps, every
 ``EVALUATIONS_PER_CHUNK`` CEL constraint evaluations and after ``SLICE`` seconds of work,
@@ -28,6 +37,7 @@ import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
+from ..api.resource.capacity import share
 from ..api.resource.views import DeviceID
 from .candidates import Candidate, Group
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim
@@ -58,6 +68,14 @@ class GaveUp(Exception):
     """The budget ran out before the search could say yes or no."""
 
 
+class _Oversized(Exception):
+    """Every alternative of a request would take the claim past the result limit. How many
+    devices a claim takes depends only on the alternatives chosen, never on which devices,
+    so other devices for the earlier requests cannot help: the search goes back to the
+    nearest earlier request that still has another alternative (as upstream does), and a
+    claim that runs out of them fails without re-trying its device combinations."""
+
+
 @dataclass
 class AlternativePlan:
     alternative: Alternative
@@ -84,13 +102,32 @@ class ClaimPlan:
     fixed: bool = False
     """Already allocated: nothing to search."""
     picks: list[tuple[Alternative, Candidate]] = field(default_factory=list)
+    shares: list[dict[str, int] | None] = field(default_factory=list)
+    """Beside each pick: what it consumes of a shared device's capacity (None: dedicated)."""
+    counted: list[bool] = field(default_factory=list)
+    """Beside each pick: whether it consumed the device's counters."""
     picked: set[DeviceID] = field(default_factory=set)
     oversized: bool = False
     counter_rejections: int = 0
+    capacity_rejections: int = 0
 
 
 Usage = dict[tuple[tuple[str, str], str, str], int]
 """Counter consumption: ((driver, pool), counter set, counter) -> amount in nano units."""
+
+Consumed = dict[DeviceID, dict[str, int]]
+"""Per shared device in use: capacity name -> amount its shares consume (nano units), and
+under the empty name how many shares there are."""
+
+
+def take_share(consumed: Consumed, device: DeviceID, amounts: dict[str, int], sign: int) -> None:
+    """Add (``sign`` 1) or give back (-1) one share; the device drops out with its last."""
+    entry = consumed.setdefault(device, {})
+    entry[""] = entry.get("", 0) + sign
+    for name, amount in amounts.items():
+        entry[name] = entry.get(name, 0) + sign * amount
+    if entry[""] <= 0:
+        del consumed[device]
 
 
 class Search:
@@ -102,11 +139,14 @@ class Search:
         limits: Usage,
         budget: Budget,
         evaluations: Evaluations,
+        consumed: Consumed | None = None,
     ) -> None:
         self.plans = plans
         self.held = held
         self.used = used
         """Shared with the engine: what is consumed now; the search restores what it adds."""
+        self.consumed: Consumed = consumed if consumed is not None else {}
+        """Shared with the engine, likewise: the capacity shares of devices consume."""
         self.limits = limits
         self.budget = budget
         self.evaluations = evaluations
@@ -129,20 +169,31 @@ class Search:
         plan = self.plans[ci]
         if plan.fixed:
             return (yield from self._claim(ci + 1))
-        return (yield from self._request(ci, 0))
+        try:
+            return (yield from self._request(ci, 0))
+        except _Oversized:
+            return False
 
     def _request(self, ci: int, ri: int) -> Generator[None, None, bool]:
         plan = self.plans[ci]
         if ri == len(plan.requests):
             return (yield from self._claim(ci + 1))
+        oversized = bool(plan.requests[ri].alternatives)
         for alt in plan.requests[ri].alternatives:
             if not alt.usable or (alt.alternative.all and alt.count == 0):
+                oversized = False
                 continue
             if len(plan.picks) + alt.count > MAX_DEVICES_PER_CLAIM:
                 plan.oversized = True
                 continue
-            if (yield from self._device(ci, ri, alt, alt.count, 0)):
-                return True
+            try:
+                if (yield from self._device(ci, ri, alt, alt.count, 0)):
+                    return True
+            except _Oversized:
+                continue
+            oversized = False
+        if oversized:
+            raise _Oversized
         return False
 
     def _device(
@@ -179,7 +230,15 @@ class Search:
                 if alt.alternative.all:
                     return False
                 continue
-            if (yield from self._device(ci, ri, alt, need - 1, gi)):
+            # A shared device stays free after a pick: the next one starts past it.
+            try:
+                found = yield from self._device(
+                    ci, ri, alt, need - 1, gi + 1 if candidate.shared else gi
+                )
+            except _Oversized:
+                self._undo(plan, alt, group, candidate)
+                raise
+            if found:
                 return True
             self._undo(plan, alt, group, candidate)
             if alt.alternative.all:
@@ -199,8 +258,18 @@ class Search:
         return None
 
     def _add(self, plan: ClaimPlan, alt: AlternativePlan, group: Group, cand: Candidate) -> bool:
-        # Admin access takes nothing from others, its counters included.
-        counts = bool(cand.consumes) and not alt.alternative.admin
+        amounts = None
+        first = True
+        if cand.shared:
+            in_use = self.consumed.get(cand.id)
+            amounts = share(alt.alternative.capacity, cand.capacities, in_use)
+            if amounts is None:
+                plan.capacity_rejections += 1
+                return False
+            first = in_use is None
+        # Admin access takes nothing from others, its counters included; a shared device's
+        # counters are taken by its first share.
+        counts = bool(cand.consumes) and not alt.alternative.admin and first
         if counts and not self._consume(cand):
             plan.counter_rejections += 1
             return False
@@ -212,20 +281,38 @@ class Search:
                     self._give_back(cand)
                 return False
         plan.picks.append((alt.alternative, cand))
-        plan.picked.add(cand.id)
-        if not alt.alternative.admin:
-            self.chosen.add(cand.id)
+        plan.shares.append(amounts)
+        plan.counted.append(counts)
+        if amounts is not None:
+            take_share(self.consumed, cand.id, amounts, 1)
+        else:
+            plan.picked.add(cand.id)
+            if not alt.alternative.admin:
+                self.chosen.add(cand.id)
         return True
 
     def _undo(self, plan: ClaimPlan, alt: AlternativePlan, group: Group, cand: Candidate) -> None:
         for constraint in reversed(alt.constraints):
             constraint.remove(group, cand)
-        if cand.consumes and not alt.alternative.admin:
-            self._give_back(cand)
         plan.picks.pop()
-        plan.picked.discard(cand.id)
-        if not alt.alternative.admin:
-            self.chosen.discard(cand.id)
+        amounts = plan.shares.pop()
+        if plan.counted.pop():
+            self._give_back(cand)
+        if amounts is not None:
+            take_share(self.consumed, cand.id, amounts, -1)
+        else:
+            plan.picked.discard(cand.id)
+            if not alt.alternative.admin:
+                self.chosen.discard(cand.id)
+
+    def release(self, plan: ClaimPlan) -> None:
+        """Give back what a finished search's picks still take (counters and capacity); the
+        picks stay in the plan only for the answer."""
+        for (_, cand), amounts, counted in zip(plan.picks, plan.shares, plan.counted, strict=True):
+            if counted:
+                self._give_back(cand)
+            if amounts is not None:
+                take_share(self.consumed, cand.id, amounts, -1)
 
     def _consume(self, cand: Candidate) -> bool:
         pool = cand.pool.key

@@ -32,8 +32,7 @@ Where this differs from upstream:
   cost is within the limit (three nested loops over more than 21 devices);
 * the estimated cost is this package's model (``cost``), not cel-go's exact figure;
 * not available: ``indexOf``/``lastIndexOf`` on lists (the strings extension owns those names
-  here), regex ``find``/``findAll``, the URL, IP, CIDR, format and authorizer libraries, and
-  the alpha ``includes()`` of list attributes;
+  here), regex ``find``/``findAll``, the URL, IP, CIDR, format and authorizer libraries;
 * quantities and versions are maps at run time: ``==`` with another type is false rather than
   an error, and quantities saturate at ±(2^63-1) (parsing caps them there, as upstream);
 * error texts follow upstream for missing keys and the Kubernetes functions, the library's

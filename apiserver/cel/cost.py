@@ -213,6 +213,9 @@ def _call(fn: str, node: A.Call, shapes: list[Shape], args: list[Estimate]) -> t
         return (1 if container.key is not None else 1 + container.size), SCALAR
     if fn == "size":
         return 1, SCALAR
+    if fn == "includes":
+        # As upstream: linear in the longest list attribute, whatever the target.
+        return 1 + MAX_LIST_VALUES, SCALAR
     if fn == "matches":
         pattern = shapes[1].size if len(shapes) > 1 else MAX_STRING
         return 1 + _traverse(first.size) * max(1, math.ceil(pattern * 0.25)), SCALAR

@@ -7,7 +7,10 @@ What an expression may use:
   natively: strings, lists (``slice``, ``flatten``, ``distinct``, ``range``, ``reverse``,
   ``sort``, ``sortBy``), sets, optional types, ``cel.bind`` and two-variable comprehensions;
 * Kubernetes' quantity and semver libraries and the list functions ``isSorted``, ``sum``,
-  ``min``, ``max``.
+  ``min``, ``max``;
+* DRA's ``includes`` member function of list-type attributes (upstream's
+  ``DRAListTypeAttributes``): ``x.includes(v)`` is ``v in x`` for a list of at most 48
+  values (an error beyond), ``x == v`` for a scalar.
 
 The Kubernetes functions are declared here with their upstream signatures (so the type checker
 rejects ``quantity('1') + 1`` as upstream does) but have no implementation: ``rewrite`` turns
@@ -109,6 +112,7 @@ def declarations() -> list[dict[str, Any]]:
         "sum": [_overload("list_sum", _T, [], _list_t())],
         "max": [_overload("list_max", _T, [], _list_t())],
         "min": [_overload("list_min", _T, [], _list_t())],
+        "includes": [_overload("dra_includes_dyn_dyn", boolean, [_t("dyn")], _t("dyn"))],
     }
     return [{"name": name, "overloads": overloads} for name, overloads in fns.items()]
 

@@ -10,6 +10,7 @@ value forms of ``quantity`` and ``semver`` (maps with an order-preserving key ``
   ``isGreaterThan``/``isLessThan``/``sign``/``major``… are key or field look-ups;
 * ``isQuantity``/``isSemver`` of a non-literal become ``matches`` with the grammar;
 * ``max``/``min``/``sum``/``isSorted`` become comprehensions (folds);
+* ``x.includes(v)`` (list-type attributes) becomes ``v in x`` for a list, ``x == v`` else;
 * ``device.attributes[domain]`` and ``device.capacity[domain]`` become optional look-ups with
   an empty map as default, so an unknown domain is an empty map as upstream.
 
@@ -26,6 +27,7 @@ from collections.abc import Callable, Mapping
 from . import ast as A
 from . import environment as envmod
 from . import quantity, semver
+from .cost import MAX_LIST_VALUES
 from .errors import ERROR_KEY_PREFIX
 
 _DOMAIN_MAPS = ("attributes", "capacity")
@@ -478,6 +480,27 @@ class Rewriter:
             )
 
         return self.share(items, body)
+
+    def _fn_includes(self, node: A.Call, target: A.Expr, value: A.Expr) -> A.Expr:
+        """``target.includes(value)``: membership for a list (of at most 48 values, as
+        upstream bounds its cost), equality for a scalar."""
+
+        def body(t: Callable[[], A.Expr]) -> A.Expr:
+            is_list = self.call(
+                "_==_", self.call("type", t()), self.call("type", A.CreateList(self._id(), []))
+            )
+            too_long = self.call("_>_", self.call("size", t()), self.integer(MAX_LIST_VALUES))
+            member = self.cond(
+                too_long,
+                self.error(
+                    "'includes' function cannot be applied to lists longer than "
+                    f"{MAX_LIST_VALUES} values"
+                ),
+                self.call("@in", value, t()),
+            )
+            return self.cond(is_list, member, self.call("_==_", t(), self.clone(value)))
+
+        return self.share(target, body)
 
     def _fn_isSorted(self, node: A.Call, items: A.Expr) -> A.Expr:
         def body(lst: Callable[[], A.Expr]) -> A.Expr:

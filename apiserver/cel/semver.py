@@ -64,7 +64,9 @@ class Version:
                 parts.append(b"0" + ident.zfill(20).encode())
             else:
                 parts.append(b"1" + ident.encode())
-        return out + b"0" + b"\x00".join(parts)
+        # "!" sorts below every identifier character, so a shorter run of identifiers
+        # sorts first; not NUL, which the library's conversion of bytes cuts off.
+        return out + b"0" + b"!".join(parts)
 
     def cel(self) -> dict[str, object]:
         return {

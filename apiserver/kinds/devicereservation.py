@@ -50,6 +50,12 @@ def expiration(obj: dict[str, Any]) -> datetime | None:
         return None
 
 
+def reserved_by(obj: dict[str, Any]) -> str | None:
+    """The user a reservation was made for (``spec.username``), if recorded."""
+    user = (obj.get("spec") or {}).get("username")
+    return user if isinstance(user, str) else None
+
+
 def _devices_cell(obj: dict[str, Any]) -> str:
     ids = device_ids(obj)
     if not ids:

@@ -8,6 +8,7 @@ object as stored, and from dicts only for Tables and metadata-only views.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
@@ -159,6 +160,9 @@ class ResourceHandler:
         self.max_body_bytes = max_body_bytes
         self.min_request_timeout = min_request_timeout
         self.bookmark_interval = bookmark_interval
+        self.stopping = asyncio.Event()
+        """Set when the server begins to shut down: open watches end, as kube-apiserver
+        closes them, instead of being cancelled mid-stream when the grace period is over."""
 
     async def handle(
         self, request: Request, group: str, version: str, segments: list[str]
@@ -452,22 +456,43 @@ class ResourceHandler:
                         first = False
 
         return _ClosingStreamingResponse(
-            body(), media_type=JSON, headers={"Cache-Control": "no-cache, private"}
+            body(),
+            self.stopping,
+            media_type=JSON,
+            headers={"Cache-Control": "no-cache, private"},
         )
 
 
 class _ClosingStreamingResponse(StreamingResponse):
     """Closes its body when the response ends, however it ends: a client that went away
-    stops the watch behind the body at once, not whenever the generator is collected."""
+    stops the watch behind the body at once, not whenever the generator is collected. When
+    the server begins to shut down (``stopping``) the stream ends as a complete response,
+    so clients see the watch end and start another elsewhere."""
 
-    def __init__(self, content: AsyncGenerator[bytes, None], **kwargs: Any) -> None:
+    def __init__(
+        self, content: AsyncGenerator[bytes, None], stopping: asyncio.Event, **kwargs: Any
+    ) -> None:
         super().__init__(content, **kwargs)
         self._content = content
+        self._stopping = stopping
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        streaming = asyncio.ensure_future(super().__call__(scope, receive, send))
+        stopping = asyncio.ensure_future(self._stopping.wait())
         try:
-            await super().__call__(scope, receive, send)
+            await asyncio.wait((streaming, stopping), return_when=asyncio.FIRST_COMPLETED)
+            if streaming.done():
+                streaming.result()
+                return
+            streaming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await streaming
+            # (RuntimeError: the stream was stopped before it had started; nothing to end.)
+            with contextlib.suppress(OSError, RuntimeError):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
+            streaming.cancel()
+            stopping.cancel()
             await self._content.aclose()
 
 

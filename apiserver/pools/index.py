@@ -1,9 +1,10 @@
 """Pools kept current from the device view, the slices and the claims, summarized on demand.
 
 The index holds, per pool (driver, pool name): the views of its slices (from the slice
-source), the facts of its devices (from the device view's commits: flattened, patched), the
-names of its allocated devices (from the claim source) and of its reserved devices (an
-in-memory set its owner adds to and removes from). Each change touches one pool and marks
+source), the facts of its devices (from the device view's commits: flattened, patched) and
+the names of its allocated devices (from the claim source); the devices DeviceReservations
+hold come from ``HeldReservations`` (``reserved``), which tells the index the pools each
+reservation change (or lapse) touches. Held devices count as allocated. Each change touches one pool and marks
 its cached ``GatheredPool`` and ``PoolSummary`` stale; they are computed when asked for and
 kept until the pool changes again. So a request costs a look-up per pool of the driver,
 plus a recomputation of the pools that changed since they were last asked for.
@@ -33,13 +34,20 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..api.resource.views import DeviceID, SliceView, dedicated_devices, slice_view
+from ..api.resource.views import (
+    DeviceID,
+    SliceView,
+    dedicated_devices,
+    shared_devices,
+    slice_view,
+)
 from ..devices import Commit, DeviceState, DeviceView
 from ..sources import Source, SourceEvent
 from ..storage import EventType
 from ..tasks import BackgroundTask
 from .gather import DeviceFacts, GatheredPool, PoolKey, device_facts, gather
-from .snapshot import Pools, PoolState
+from .reserved import HeldReservations
+from .snapshot import Pools, PoolState, add_share
 from .summary import PoolSummary, summary_of
 
 log = logging.getLogger("apiserver.pools")
@@ -79,10 +87,13 @@ class PoolIndex:
         slices: Source,
         claims: Source,
         *,
+        reservations: HeldReservations | None = None,
         budget: float = 0.005,
         freeze_gc: bool = False,
     ) -> None:
+        """``reservations``: the held reservations (none held without it)."""
         self.view = view
+        self.reservations = reservations
         self.freeze_gc = freeze_gc
         self.slices = slices
         self.claims = claims
@@ -95,7 +106,10 @@ class PoolIndex:
         self._allocated: dict[PoolKey, dict[str, int]] = {}
         """Per pool: allocated device name -> how many claim results name it."""
         self._claims: dict[str, tuple[DeviceID, ...]] = {}
-        self._reserved: dict[PoolKey, set[str]] = {}
+        self._shares: dict[str, tuple[tuple[DeviceID, tuple[tuple[str, int], ...]], ...]] = {}
+        """Per claim: the shares of multi-allocatable devices its allocation holds."""
+        self._shared: dict[PoolKey, dict[str, dict[str, int]]] = {}
+        """Per pool: device -> capacity consumed by its shares (see ``add_share``)."""
         self._reset: list[DeviceState] | None = None
         self._buffered: list[Commit] = []
         self._wakeup = asyncio.Event()
@@ -107,6 +121,8 @@ class PoolIndex:
         slices.add_handler(self._on_slice)
         claims.add_handler(self._on_claim)
         view.subscribe(self)
+        if reservations is not None:
+            reservations.on_change(self._on_reservations)
 
     def on_change(self, listener: PoolListener) -> None:
         """Tell ``listener`` the key of every pool that changes from now on."""
@@ -165,8 +181,17 @@ class PoolIndex:
         return entry.gathered
 
     def held(self, key: PoolKey) -> set[str]:
-        """Names of the pool's devices that allocations or reservations hold."""
-        return set(self._allocated.get(key, ())) | self._reserved.get(key, set())
+        """Names of the pool's devices that allocations or reservations hold, whole or (a
+        device that allows multiple allocations) by at least one share."""
+        return (
+            set(self._allocated.get(key, ()))
+            | self.reserved(key)
+            | self._shared.get(key, {}).keys()
+        )
+
+    def reserved(self, key: PoolKey) -> set[str]:
+        """Names of the pool's devices that reservations hold now."""
+        return self.reservations.held_in(key) if self.reservations is not None else set()
 
     def summary(self, driver: str, pool: str) -> PoolSummary | None:
         """The pool's summary; None if no slice of it is known."""
@@ -181,6 +206,7 @@ class PoolIndex:
     def snapshot(self) -> Pools:
         """Every pool with its allocated and reserved devices, for the allocator."""
         states = []
+        reserved = self.reservations.by_pool() if self.reservations is not None else {}
         for driver, pool in sorted(self._pools):
             gathered = self.gathered(driver, pool)
             if gathered is not None:
@@ -188,28 +214,17 @@ class PoolIndex:
                     PoolState(
                         gathered,
                         frozenset(self._allocated.get((driver, pool), ())),
-                        frozenset(self._reserved.get((driver, pool), ())),
+                        reserved.get((driver, pool), frozenset()),
+                        _copy(self._shared.get((driver, pool))),
                     )
                 )
         return Pools(states)
 
     # -- reservations ----------------------------------------------------------------
 
-    def reserve(self, devices: Iterable[DeviceID]) -> None:
-        """Hold devices for an allocation in flight: they count as allocated until released."""
-        for device in devices:
-            self._reserved.setdefault((device.driver, device.pool), set()).add(device.device)
-            self._touch((device.driver, device.pool))
-
-    def release(self, devices: Iterable[DeviceID]) -> None:
-        for device in devices:
-            key = (device.driver, device.pool)
-            names = self._reserved.get(key)
-            if names is not None and device.device in names:
-                names.discard(device.device)
-                if not names:
-                    del self._reserved[key]
-                self._touch(key)
+    def _on_reservations(self, pools: set[PoolKey]) -> None:
+        for key in pools:
+            self._touch(key)
 
     def is_current(self, driver: str, pool: str) -> bool:
         entry = self._pools.get((driver, pool))
@@ -357,6 +372,7 @@ class PoolIndex:
     # -- claims ----------------------------------------------------------------------
 
     def _on_claim(self, event: SourceEvent) -> None:
+        self._on_shares(event)
         new = () if event.type is EventType.DELETED else dedicated_devices(event.obj)
         old = self._claims.pop(event.key, ())
         if new:
@@ -379,11 +395,32 @@ class PoolIndex:
             if counts[device] == 1:
                 self._touch((driver, pool))
 
+    def _on_shares(self, event: SourceEvent) -> None:
+        """Keep the capacity the claim's shares of multi-allocatable devices consume."""
+        new = () if event.type is EventType.DELETED else shared_devices(event.obj)
+        old = self._shares.pop(event.key, ())
+        if new:
+            self._shares[event.key] = new
+        if new == old:
+            return
+        for shares, sign in ((old, -1), (new, 1)):
+            for device, amounts in shares:
+                key = (device.driver, device.pool)
+                pool = self._shared.setdefault(key, {})
+                add_share(pool, device.device, amounts, sign)
+                if not pool:
+                    del self._shared[key]
+                self._touch(key)
+
     def _touch(self, key: PoolKey) -> None:
         entry = self._pools.get(key)
         if entry is not None:
             entry.summary = None
             self._changed(key)
+
+
+def _copy(shared: dict[str, dict[str, int]] | None) -> dict[str, dict[str, int]]:
+    return {name: dict(amounts) for name, amounts in shared.items()} if shared else {}
 
 
 def _key(state: DeviceState) -> PoolKey:

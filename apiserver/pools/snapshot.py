@@ -2,8 +2,9 @@
 devices a node reaches.
 
 ``PoolState`` is one gathered pool with the names of its devices that allocations
-(``allocated``) and reservations (``reserved``) hold; its ``occupancy`` is the one the pool
-status counts. ``Pools`` is every pool, sorted by driver then pool name (upstream's order,
+(``allocated``) and reservations (``reserved``) hold whole, and the capacity that shares of
+its multi-allocatable devices consume (``shared``, per device name); its ``occupancy`` is the
+one the pool status counts (a device with at least one share counts as taken, once). ``Pools`` is every pool, sorted by driver then pool name (upstream's order,
 which lets drivers prioritise by naming); ``reachable(node)`` lists the devices usable on a
 node with how they reach it, indexed so that node-local devices cost a dictionary look-up
 and only slices with ``allNodes``, ``nodeSelector`` or per-device placement are checked per
@@ -13,8 +14,8 @@ node. ``pools_from`` builds ``Pools`` from raw objects (tests, benchmarks, tools
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from ..api.resource.views import (
     JSON,
@@ -24,6 +25,7 @@ from ..api.resource.views import (
     SliceView,
     dedicated_devices,
     device_placement,
+    shared_devices,
     slice_view,
 )
 from ..devices import DeviceState
@@ -36,6 +38,9 @@ class PoolState:
     gathered: GatheredPool
     allocated: frozenset[str] = frozenset()
     reserved: frozenset[str] = frozenset()
+    shared: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """Per device that allocations hold shares of: capacity name -> amount consumed (nano
+    units), summed over the shares."""
 
     @property
     def key(self) -> PoolKey:
@@ -43,7 +48,7 @@ class PoolState:
 
     @functools.cached_property
     def occupancy(self) -> Occupancy:
-        return self.gathered.occupancy(self.allocated | self.reserved)
+        return self.gathered.occupancy(self.allocated | self.reserved | self.shared.keys())
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +119,12 @@ def pools_from(
     for state in devices:
         facts.setdefault((state.driver, state.pool_name), []).append(device_facts(state))
     held: dict[PoolKey, set[str]] = {}
+    shares: dict[PoolKey, dict[str, dict[str, int]]] = {}
     for claim in claims:
         for device in dedicated_devices(claim):
             held.setdefault((device.driver, device.pool), set()).add(device.device)
+        for device, amounts in shared_devices(claim):
+            add_share(shares.setdefault((device.driver, device.pool), {}), device.device, amounts)
     holds: dict[PoolKey, set[str]] = {}
     for device in reserved:
         holds.setdefault((device.driver, device.pool), set()).add(device.device)
@@ -125,6 +133,25 @@ def pools_from(
             gather(key[0], key[1], members, facts.get(key, ())),
             frozenset(held.get(key, ())),
             frozenset(holds.get(key, ())),
+            shares.get(key, {}),
         )
         for key, members in views.items()
     )
+
+
+def add_share(
+    shares: dict[str, dict[str, int]],
+    device: str,
+    amounts: Iterable[tuple[str, int]],
+    sign: int = 1,
+) -> None:
+    """Add (or with ``sign`` -1 take away) one share's consumption to a pool's per-device
+    totals; a device whose last share goes drops out. A share that consumes nothing still
+    holds its device: its entry stays while any share does (``shares`` counts them under
+    the empty name)."""
+    entry = shares.setdefault(device, {})
+    entry[""] = entry.get("", 0) + sign
+    for name, amount in amounts:
+        entry[name] = entry.get(name, 0) + sign * amount
+    if entry[""] <= 0:
+        del shares[device]

@@ -7,8 +7,10 @@ allocator starts from, so the two never disagree on what is free:
 
 * ``totalDevices``: distinct device names in the newest generation's slices;
 * ``allocatedDevices``: those named by a ResourceClaim's ``status.allocation.devices.results``
-  (admin-access results excepted, as upstream) or held by a reservation; a shared device
-  counts once;
+  (admin-access results excepted, as upstream) or held by a reservation; a device that
+  allows multiple allocations counts once, as allocated, as soon as one claim holds a share
+  of it (upstream's ``IsDeviceAllocated`` counts a partly consumed device as allocated), however
+  much of its capacity is left;
 * ``unavailableDevices``: devices not allocated that cannot be allocated now — a taint with
   effect ``NoSchedule`` or ``NoExecute``, or a counter the device consumes that the
   allocated devices of the pool have already used up (partitionable devices: a whole GPU

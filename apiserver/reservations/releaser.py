@@ -19,12 +19,16 @@ from typing import Any
 from ..kinds.devicereservation import device_ids, expiration
 from ..machinery import errors
 from ..machinery.registry import DeleteOptions, Registry
+from ..pools import HeldReservations, lapsed
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
 from ..toolkit import CoalescingQueue, TokenBucket, run_worker
-from .held import DeviceID, HeldDevices, lapsed
 
 log = logging.getLogger("apiserver.reservations")
+
+
+DeviceID = tuple[str, str, str]
+"""``(driver, pool, device)``; equal to, and hashed as, the allocator's device ids."""
 
 
 def allocated_devices_of(claim: dict[str, Any]) -> set[DeviceID]:
@@ -44,7 +48,7 @@ def allocated_devices_of(claim: dict[str, Any]) -> set[DeviceID]:
 class ReservationReleaser:
     def __init__(
         self,
-        held: HeldDevices,
+        held: HeldReservations,
         claims: Source,
         registry: Registry,
         *,

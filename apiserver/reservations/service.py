@@ -5,14 +5,23 @@ cannot create one): the reservation and a key per device are one transaction, so
 all or nothing across its devices, and of concurrent reservations of a device, on this
 replica or another on the same store, exactly one wins; the others get 409 Conflict
 naming the device. A lapsed reservation in the way is deleted and the reserve tried again.
+
+``pending`` marks the devices a reserve on this replica is about to take (so that other
+searches here leave them alone until the reserve has won or lost) and checks the per-user
+cap on held reservations: a user with ``max_per_user`` reservations held (and pending) gets
+429 TooManyRequests. The count is this replica's view: every replica's stored reservations
+plus its own pending ones; two replicas racing may each let one more through.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import itertools
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,9 +30,9 @@ from ..kinds.devicereservation import DeviceReservationStrategy
 from ..machinery import errors
 from ..machinery.registry import Registry, WriteOptions
 from ..machinery.user import UserInfo
+from ..pools import HeldReservations, lapsed, now_utc
 from ..sources import Source, StoreSource
-from .held import DeviceID, HeldDevices, lapsed, now_utc
-from .releaser import ReservationReleaser, delete_reservation
+from .releaser import DeviceID, ReservationReleaser, delete_reservation
 
 log = logging.getLogger("apiserver.reservations")
 
@@ -31,6 +40,11 @@ SERVER_USER = UserInfo("system:dra-apiserver", groups=("system:masters",))
 FIELD_MANAGER = "dra-apiserver"
 _ATTEMPTS = 4
 """Reserve tries: each retry follows the removal of a lapsed holder, so a few suffice."""
+MAX_PER_USER = 100
+"""Reservations one user may hold at once, by default (``--max-reservations-per-user``): a
+scheduler binding this many pods at the same moment; each lasts seconds (until its claims
+are written) or at most its ``reservationSeconds``."""
+RETRY_AFTER = 1
 
 
 @dataclass(frozen=True)
@@ -42,6 +56,15 @@ class ClaimRef:
     uid: str = ""
 
 
+@dataclass
+class Pending:
+    """Devices a reserve on this replica is about to take, for a user."""
+
+    devices: frozenset[DeviceID]
+    user: str
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
 class ReservationService:
     def __init__(
         self,
@@ -51,9 +74,11 @@ class ReservationService:
         now: Callable[[], datetime] = now_utc,
         release_rate: float = 50.0,
         release_burst: int = 100,
+        max_per_user: int = MAX_PER_USER,
     ) -> None:
         """``registry``: the DeviceReservation registry (its strategy names the device keys);
-        ``claims``: the ResourceClaim source (releases once an allocation holds the devices)."""
+        ``claims``: the ResourceClaim source (releases once an allocation holds the devices);
+        ``max_per_user``: the cap on one user's held reservations (0: none)."""
         strategy = registry.strategy
         if not isinstance(strategy, DeviceReservationStrategy):
             raise TypeError("the reservation service needs the DeviceReservation registry")
@@ -62,7 +87,11 @@ class ReservationService:
         self.source = StoreSource(
             registry.store, registry.resource.key_prefix(), name=registry.resource.plural
         )
-        self.devices = HeldDevices(self.source, now)
+        self.devices = HeldReservations(self.source, now)
+        """What is held: the pools layer's view, which the pool index reads too."""
+        self.max_per_user = max_per_user
+        self._pending: dict[int, Pending] = {}
+        self._tickets = itertools.count()
         self.releaser = ReservationReleaser(
             self.devices, claims, registry, rate=release_rate, burst=release_burst
         )
@@ -74,6 +103,7 @@ class ReservationService:
     async def close(self) -> None:
         await self.releaser.close()
         await self.source.close()
+        self.devices.close()
 
     def readiness(self) -> dict[str, bool]:
         return {"reservations": self.source.has_synced}
@@ -82,7 +112,40 @@ class ReservationService:
 
     def held(self) -> set[DeviceID]:
         """The devices reserved now, by any replica (lapsed reservations hold nothing)."""
-        return self.devices.held()
+        return {(d.driver, d.pool, d.device) for d in self.devices.held()}
+
+    def in_flight(self) -> set[DeviceID]:
+        """The devices reserves on this replica are taking right now (``pending``)."""
+        return {d for p in self._pending.values() for d in p.devices}
+
+    @contextmanager
+    def pending(self, devices: Collection[DeviceID], user: str) -> Iterator[Pending]:
+        """Mark ``devices`` as being reserved for ``user`` until the block ends: check the
+        cap and mark in one step (no await), so concurrent reviews on this replica count
+        each other. Raises 429 TooManyRequests when ``user`` is at the cap."""
+        if self.max_per_user > 0:
+            held = self.devices.count_by(user)
+            held += sum(1 for p in self._pending.values() if p.user == user)
+            if held >= self.max_per_user:
+                raise errors.too_many_requests(
+                    f"user {user!r} holds {held} device reservations, the most one user may"
+                    f" hold at once ({self.max_per_user}); retry once some are released",
+                    RETRY_AFTER,
+                )
+        ticket = next(self._tickets)
+        entry = Pending(frozenset(devices), user)
+        self._pending[ticket] = entry
+        try:
+            yield entry
+        finally:
+            del self._pending[ticket]
+            entry.done.set()
+
+    async def settled(self, devices: Collection[DeviceID]) -> None:
+        """Until no reserve on this replica is taking any of ``devices``."""
+        wanted = set(devices)
+        while waiting := [p for p in self._pending.values() if p.devices & wanted]:
+            await waiting[0].done.wait()
 
     async def reserve(
         self,
@@ -90,14 +153,17 @@ class ReservationService:
         devices: Sequence[DeviceID],
         claims: Sequence[ClaimRef],
         seconds: float,
+        *,
+        user: str | None = None,
     ) -> DeviceReservation:
-        """Hold ``devices`` on ``node`` for ``claims`` for ``seconds``: all of them or none.
+        """Hold ``devices`` on ``node`` for ``claims`` for ``seconds``: all of them or none;
+        ``user``: who asked (``spec.username``, counted against the cap).
 
         Raises a 409 Conflict ``StatusError`` naming the first device another reservation
         holds (its cause's field is ``spec.devices[i]``), 422 for a malformed request.
         """
         expires = _whole_second_after(self.devices.now() + timedelta(seconds=max(seconds, 0)))
-        body = self._body(node, devices, claims, expires)
+        body = self._body(node, devices, claims, expires, user)
         for attempt in range(_ATTEMPTS):
             try:
                 result = await self.registry.create(
@@ -106,7 +172,7 @@ class ReservationService:
                     WriteOptions(field_manager=FIELD_MANAGER, user=SERVER_USER),
                 )
             except errors.StatusError as err:
-                taken = _taken_device(err, devices)
+                taken = taken_device(err, devices)
                 if taken is None or attempt == _ATTEMPTS - 1:
                     raise
                 if not await self._clear_lapsed_holder(taken):
@@ -138,6 +204,7 @@ class ReservationService:
         devices: Sequence[DeviceID],
         claims: Sequence[ClaimRef],
         expires: datetime,
+        user: str | None,
     ) -> dict[str, Any]:
         first = claims[0].name if claims else node
         return {
@@ -152,6 +219,7 @@ class ReservationService:
                     for c in claims
                 ],
                 "expirationTime": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                **({"username": user} if user else {}),
             },
         }
 
@@ -183,8 +251,9 @@ def _whole_second_after(at: datetime) -> datetime:
     return whole if whole == at else whole + timedelta(seconds=1)
 
 
-def _taken_device(err: errors.StatusError, devices: Sequence[DeviceID]) -> DeviceID | None:
-    """The device a create's Conflict names (its cause ``spec.devices[i]``)."""
+def taken_device(err: errors.StatusError, devices: Sequence[DeviceID]) -> DeviceID | None:
+    """The device a reserve's Conflict names (its cause ``spec.devices[i]``): another
+    reservation holds it."""
     if err.code != 409:
         return None
     for cause in (err.details or {}).get("causes") or []:

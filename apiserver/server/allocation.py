@@ -9,15 +9,25 @@ review whose client goes away is cancelled (``machinery.disconnect``), which sto
 its search at the next pause. Then: the claims (stored ones from the
 claims source, inline specs as sent), the candidate nodes (named, or every node the
 cluster knows; a name with no Node object is a node without labels), one allocator over a
-snapshot of the pools with every reserved device held, and the engine's answer per node,
-best first (feasible, score, then name). A reserving review holds the devices chosen on the
-best feasible node in a DeviceReservation; if another review took one of them in between,
-it asks again (a few times) before it answers without a reservation.
+snapshot of the pools (every device a reservation holds is taken there), and the engine's
+answer per node, best first (feasible, score, then name).
+
+A reserving review holds what it answers, or says it could not. Its search and the marking
+of the devices it picked as pending (``ReservationService.pending``, which also checks the
+per-user cap) are one step under a lock of this replica, so concurrent reserving reviews
+here never pick the same device; the store write follows outside the lock. A review that
+loses the write to another replica's reservation searches again without the device the
+conflict names; one that finds nothing while devices are pending here waits for those
+reserves to settle and searches again. Devices of reservations deleted after the claim
+cache's revision count as held for it (the claims holding them may not be in the cache
+yet; see ``HeldReservations.released_after``), where claims come from this store. After ``RESERVE_ROUNDS`` rounds it answers every
+node infeasible (``ReservationContention``): never ``feasible`` without a reservation.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import time
@@ -30,7 +40,7 @@ from ..api.resource.views import DeviceID
 from ..machinery import errors
 from ..machinery.user import UserInfo
 from ..pools import Node, PoolIndex
-from ..reservations import ClaimRef, ReservationService
+from ..reservations import ClaimRef, ReservationService, taken_device
 from ..storage import Store
 from .cluster import Cluster
 
@@ -41,7 +51,9 @@ CATCH_UP_SECONDS = 10.0
 503 (a store that cannot be followed is unavailable, not a reason for a stale answer)."""
 ASK_AGAIN_SECONDS = 0.5
 """How long a catch-up waits for a source's progress before asking for it again."""
-RESERVE_ATTEMPTS = 3
+RESERVE_ROUNDS = 32
+"""Searches one reserving review may make: each follows a lost race (a device another
+replica took, excluded from then on) or a wait for pending reserves here to settle."""
 _REQUEST = re.compile(r"^claim (?P<claim>\S+)(?: request (?P<request>\S+))?: (?P<message>.*)$")
 _REASONS = (
     ("not searched", "NotSearched"),
@@ -51,6 +63,7 @@ _REASONS = (
     ("incomplete or invalid", "PoolUnusable"),
     ("is reachable from", "NoCandidates"),
     ("exceed the claim limit", "TooManyDevices"),
+    ("capacity", "CapacityExhausted"),
 )
 
 
@@ -66,47 +79,96 @@ class AllocationService:
         self.pools = pools
         self.reservations = reservations
         self.store = store
+        self._picking = asyncio.Lock()
+        """Held while a reserving review searches and marks what it picked as pending."""
 
     async def review(self, review: AllocationReview, user: UserInfo) -> dict[str, Any]:
         await self._catch_up()
         spec = review.spec
         claims = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
         nodes = self._nodes(spec.node_names)
-        budget = ReviewBudget()  # one for the review, every attempt and node included
-        for _ in range(RESERVE_ATTEMPTS):
-            held = self.reservations.held()
-            allocator = Allocator(
-                self.pools.snapshot(), self._classes(), reserved={DeviceID(*d) for d in held}
-            )
-            results = sorted(await allocator.review(claims, nodes, budget), key=_rank)
-            status: dict[str, Any] = {"nodes": [_node_answer(r) for r in results]}
-            best = next((r for r in results if r.feasible), None)
-            if not spec.reserve or best is None:
-                return status
-            try:
-                reservation = await self.reservations.reserve(
-                    best.node,
-                    [tuple(d) for d in best.devices],  # type: ignore[misc]
-                    # An inline claim is named as the review names it (in "default" without
-                    # a namespace): no stored allocation will release it; it expires.
-                    [
-                        ClaimRef(ref.namespace or "default", ref.name or f"inline-{i}")
-                        for i, ref in enumerate(spec.claims)
-                    ],
-                    float(spec.reservation_seconds or RESERVATION_SECONDS_DEFAULT),
-                )
-            except errors.StatusError as err:
-                if err.code != 409:
-                    raise
-                log.info("reserving on %s lost a race (%s); asking again", best.node, err)
-                continue
+        unknown = {n.name for n in nodes if self.cluster.sources.nodes.get(n.name) is None}
+        budget = ReviewBudget()  # one for the review, every round and node included
+        if not spec.reserve:
+            results = await self._search(claims, nodes, set(), budget)
+            return {"nodes": _answers(results, unknown)}
+        return await self._reserving(review, claims, nodes, user, budget, unknown)
+
+    async def _search(
+        self, claims: list[Claim], nodes: list[Node], taken: set[DeviceID], budget: ReviewBudget
+    ) -> list[NodeResult]:
+        """Every node's answer, best first, over the pools with ``taken`` held too."""
+        allocator = Allocator(self.pools.snapshot(), self._classes(), reserved=taken)
+        return sorted(await allocator.review(claims, nodes, budget), key=_rank)
+
+    async def _reserving(
+        self,
+        review: AllocationReview,
+        claims: list[Claim],
+        nodes: list[Node],
+        user: UserInfo,
+        budget: ReviewBudget,
+        unknown: set[str],
+    ) -> dict[str, Any]:
+        spec = review.spec
+        refs = [
+            # An inline claim is named as the review names it (in "default" without a
+            # namespace): no stored allocation will release it; it expires.
+            ClaimRef(ref.namespace or "default", ref.name or f"inline-{i}")
+            for i, ref in enumerate(spec.claims)
+        ]
+        seconds = float(spec.reservation_seconds or RESERVATION_SECONDS_DEFAULT)
+        lost: set[DeviceID] = set()
+        """Devices another replica's reservation took from this review."""
+        results: list[NodeResult] = []
+        for _ in range(RESERVE_ROUNDS):
+            with contextlib.ExitStack() as marks:
+                async with self._picking:
+                    pending = {DeviceID(*d) for d in self.reservations.in_flight()}
+                    results = await self._search(
+                        claims, nodes, lost | pending | self._released(), budget
+                    )
+                    best = next((r for r in results if r.feasible), None)
+                    if best is not None:
+                        devices = [(d.driver, d.pool, d.device) for d in best.devices]
+                        # Marked before the lock is let go (no await in between), so the
+                        # next search here leaves these devices alone.
+                        marks.enter_context(self.reservations.pending(devices, user.name))
+                if best is None:
+                    if pending:  # a pending reserve that loses frees what this search skipped
+                        await self.reservations.settled(pending)
+                        continue
+                    return {"nodes": _answers(results, unknown)}
+                try:
+                    reservation = await self.reservations.reserve(
+                        best.node, devices, refs, seconds, user=user.name
+                    )
+                except errors.StatusError as err:
+                    if err.code != 409:
+                        raise
+                    gone = taken_device(err, devices)
+                    if gone is not None:
+                        lost.add(DeviceID(*gone))
+                    log.info("reserving on %s lost a race (%s); searching again", best.node, err)
+                    continue
+            status: dict[str, Any] = {"nodes": _answers(results, unknown)}
             status["reservation"] = {
                 "name": reservation.metadata.name,
                 "nodeName": best.node,
                 "expirationTime": reservation.spec.expiration_time,
             }
             return status
-        return status
+        log.warning("a reserving review lost %d races; answering it unreserved", RESERVE_ROUNDS)
+        return {"nodes": [_contended(r, refs) for r in results]}
+
+    def _released(self) -> set[DeviceID]:
+        """Devices of reservations deleted since the revision the claim cache has reached,
+        when the claims follow this store (in aggregated mode they follow the
+        kube-apiserver's revisions, which cannot be compared)."""
+        claims = self.cluster.sources.claims
+        if not any(source is claims for source in self.cluster.own_sources()):
+            return set()
+        return self.reservations.devices.released_after(claims.revision)
 
     # -- inputs ----------------------------------------------------------------------
 
@@ -174,11 +236,40 @@ def _labels(obj: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
 
 
+def _contended(result: NodeResult, claims: Sequence[ClaimRef]) -> dict[str, Any]:
+    """A node's answer to a reserving review that kept losing races for its devices."""
+    if not result.feasible:
+        return _node_answer(result)
+    message = (
+        f"devices that fit were taken by concurrent reservations {RESERVE_ROUNDS} times;"
+        " nothing is held, retry"
+    )
+    return {
+        "nodeName": result.node,
+        "feasible": False,
+        "score": 0,
+        "reasons": [
+            {
+                "claim": f"{c.namespace}/{c.name}",
+                "reason": "ReservationContention",
+                "message": message,
+            }
+            for c in claims
+        ],
+    }
+
+
 def _rank(result: NodeResult) -> tuple[bool, int, str]:
     return (not result.feasible, -result.score, result.node)
 
 
-def _node_answer(result: NodeResult) -> dict[str, Any]:
+def _answers(results: list[NodeResult], unknown: set[str]) -> list[dict[str, Any]]:
+    return [_node_answer(r, r.node in unknown) for r in results]
+
+
+def _node_answer(result: NodeResult, unknown: bool = False) -> dict[str, Any]:
+    """The node's entry; ``unknown``: no Node of that name exists (said first when the
+    claims do not fit, since it is the likely cause: a mistyped name)."""
     answer: dict[str, Any] = {"nodeName": result.node, "feasible": result.feasible}
     if result.feasible:
         answer["score"] = result.score
@@ -186,6 +277,16 @@ def _node_answer(result: NodeResult) -> dict[str, Any]:
     else:
         answer["score"] = 0
         answer["reasons"] = [_reason(text) for text in result.reasons]
+        if unknown:
+            answer["reasons"].insert(
+                0,
+                {
+                    "claim": "",
+                    "reason": "NodeNotFound",
+                    "message": f"no Node {result.node} is known: only devices published "
+                    "for that node name were considered",
+                },
+            )
     return answer
 
 

@@ -61,8 +61,10 @@ def key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
     return _key_pem(key)
 
 
-def _load_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None:
-    cert_path, key_path = cert_dir / "ca.crt", cert_dir / "ca.key"
+def _load_ca(
+    cert_dir: Path, name: str = "ca"
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None:
+    cert_path, key_path = cert_dir / f"{name}.crt", cert_dir / f"{name}.key"
     if cert_path.exists() and key_path.exists():
         cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
         key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
@@ -71,14 +73,17 @@ def _load_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateK
     return None
 
 
-def ensure_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """The CA in ``cert_dir``, made when missing or expired (a new one means a new caBundle)."""
-    existing = _load_ca(cert_dir)
+def ensure_ca(
+    cert_dir: Path, name: str = "ca", common_name: str = "dra-apiserver-ca"
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """The CA ``<name>.crt``/``.key`` in ``cert_dir``, made when missing or expired (a new
+    one means a new caBundle)."""
+    existing = _load_ca(cert_dir, name)
     if existing is not None:
         return existing
-    cert, key = make_ca("dra-apiserver-ca")
-    _write(cert_dir / "ca.key", _key_pem(key), private=True)
-    _write(cert_dir / "ca.crt", cert_pem(cert))
+    cert, key = make_ca(common_name)
+    _write(cert_dir / f"{name}.key", _key_pem(key), private=True)
+    _write(cert_dir / f"{name}.crt", cert_pem(cert))
     return cert, key
 
 

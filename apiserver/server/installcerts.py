@@ -13,9 +13,15 @@ them), and writes beside them:
   is the kustomize base or the ha overlay, the two the chart renders).
 
 With ``--scheduler-shim`` it also issues the scheduler shim's serving certificate (from the
-same CA, for the shim Service's names: the extender's ``urlPrefix`` names one of them),
-writes its Secret (``shim-secret.yaml``, whose ``ca.crt`` the second scheduler trusts) and
-adds the scheduler-shim component.
+same CA, for the shim Service's names: the extender's ``urlPrefix`` names one of them), and
+the second scheduler's client certificate (user ``dra-extension-scheduler``) from a CA of
+its own (``scheduler-client-ca.crt``: it signs nothing else, so the shim trusts exactly the
+scheduler). It writes two Secrets and adds the scheduler-shim component:
+
+- ``shim-secret.yaml``: the shim's serving pair, ``ca.crt`` (its CA) and ``client-ca.crt``
+  (the scheduler's client CA, the shim's ``--client-ca-file``);
+- ``scheduler-secret.yaml``: the scheduler's client pair and ``ca.crt`` (the shim's CA),
+  the files of its extender ``tlsConfig`` (``certFile``, ``keyFile``, ``caFile``).
 
 The caller prints the caBundle (base64 PEM) it returns.
 
@@ -34,14 +40,20 @@ import os
 from pathlib import Path
 
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from ..api.resource import DRA_GROUP
-from .certs import _write, cert_pem, ensure_ca, issue_serving_cert, key_pem
+from .certs import _write, cert_pem, ensure_ca, issue_client_cert, issue_serving_cert, key_pem
 
 OTHER_GROUP = "resource.x-k8s.io"
 VERSIONS = ("v1alpha3", "v1alpha1")
 SHIM_SERVICE = "dra-scheduler-shim"
 SHIM_SECRET = "dra-scheduler-shim-tls"
+SCHEDULER_SECRET = "dra-extension-scheduler-client"
+SCHEDULER_USER = "dra-extension-scheduler"
+"""The second scheduler's name in its client certificate (the shim's ``--allowed-users``)."""
+SCHEDULER_CA = "scheduler-client-ca"
 
 
 def service_names(service: str, namespace: str, cluster_domain: str) -> list[str]:
@@ -54,16 +66,25 @@ def service_names(service: str, namespace: str, cluster_domain: str) -> list[str
     ]
 
 
-def secret(name: str, namespace: str, cert: bytes, key: bytes, ca: bytes) -> dict[str, object]:
+def secret(
+    name: str,
+    namespace: str,
+    cert: bytes,
+    key: bytes,
+    ca: bytes,
+    extra: dict[str, bytes] | None = None,
+) -> dict[str, object]:
     def b64(data: bytes) -> str:
         return base64.b64encode(data).decode()
 
+    data = {"tls.crt": b64(cert), "tls.key": b64(key), "ca.crt": b64(ca)}
+    data.update({k: b64(v) for k, v in (extra or {}).items()})
     return {
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {"name": name, "namespace": namespace},
         "type": "kubernetes.io/tls",
-        "data": {"tls.crt": b64(cert), "tls.key": b64(key), "ca.crt": b64(ca)},
+        "data": data,
     }
 
 
@@ -82,7 +103,7 @@ def kustomization(
     resources = [os.path.relpath(base.resolve(), out.resolve()), "secret.yaml"]
     chosen = []
     if scheduler_shim:
-        resources.append("shim-secret.yaml")
+        resources += ["shim-secret.yaml", "scheduler-secret.yaml"]
         chosen.append(components / "scheduler-shim")
     doc: dict[str, object] = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
@@ -130,7 +151,11 @@ def helm_values(
         "caBundle": ca_bundle,
         "tls": {"secretName": secret_name},
         "ha": {"enabled": chosen == manifests / "overlays" / "ha"},
-        "schedulerShim": {"enabled": scheduler_shim, "tls": {"secretName": SHIM_SECRET}},
+        "schedulerShim": {
+            "enabled": scheduler_shim,
+            "tls": {"secretName": SHIM_SECRET},
+            "clientSecretName": SCHEDULER_SECRET,
+        },
     }
 
 
@@ -157,13 +182,7 @@ def install_certs(
     manifest = secret(secret_name, namespace, cert_bytes, key_bytes, ca_bytes)
     _write(out / "secret.yaml", yaml.safe_dump(manifest).encode(), private=True)
     if scheduler_shim:
-        shim_names = service_names(SHIM_SERVICE, namespace, cluster_domain)
-        shim_cert, shim_key = issue_serving_cert(ca, ca_key, shim_names[2], shim_names)
-        shim_cert_bytes, shim_key_bytes = cert_pem(shim_cert), key_pem(shim_key)
-        _write(out / "shim-tls.crt", shim_cert_bytes)
-        _write(out / "shim-tls.key", shim_key_bytes, private=True)
-        shim_secret = secret(SHIM_SECRET, namespace, shim_cert_bytes, shim_key_bytes, ca_bytes)
-        _write(out / "shim-secret.yaml", yaml.safe_dump(shim_secret).encode(), private=True)
+        _shim_certs(out, namespace, cluster_domain, ca, ca_key)
     ca_bundle = base64.b64encode(ca_bytes).decode()
     doc = kustomization(out, base, components, group, ca_bundle, scheduler_shim=scheduler_shim)
     _write(out / "kustomization.yaml", yaml.safe_dump(doc, sort_keys=False).encode())
@@ -179,3 +198,38 @@ def install_certs(
     if values is not None:
         _write(out / "helm-values.yaml", yaml.safe_dump(values, sort_keys=False).encode())
     return ca_bundle
+
+
+def _shim_certs(
+    out: Path,
+    namespace: str,
+    cluster_domain: str,
+    ca: x509.Certificate,
+    ca_key: ec.EllipticCurvePrivateKey,
+) -> None:
+    """The shim's serving certificate, the scheduler's client certificate (from a CA kept
+    in ``out`` beside the server's, so a second run issues from the same one), and the two
+    Secrets that carry them."""
+    ca_bytes = cert_pem(ca)
+    shim_names = service_names(SHIM_SERVICE, namespace, cluster_domain)
+    shim_cert, shim_key = issue_serving_cert(ca, ca_key, shim_names[2], shim_names)
+    shim_cert_bytes, shim_key_bytes = cert_pem(shim_cert), key_pem(shim_key)
+    _write(out / "shim-tls.crt", shim_cert_bytes)
+    _write(out / "shim-tls.key", shim_key_bytes, private=True)
+    client_ca, client_ca_key = ensure_ca(out, SCHEDULER_CA, "dra-extension-scheduler-client-ca")
+    client_ca_bytes = cert_pem(client_ca)
+    client, client_key = issue_client_cert(client_ca, client_ca_key, SCHEDULER_USER)
+    client_bytes, client_key_bytes = cert_pem(client), key_pem(client_key)
+    _write(out / "scheduler-client.crt", client_bytes)
+    _write(out / "scheduler-client.key", client_key_bytes, private=True)
+    shim_secret = secret(
+        SHIM_SECRET,
+        namespace,
+        shim_cert_bytes,
+        shim_key_bytes,
+        ca_bytes,
+        {"client-ca.crt": client_ca_bytes},
+    )
+    _write(out / "shim-secret.yaml", yaml.safe_dump(shim_secret).encode(), private=True)
+    scheduler_secret = secret(SCHEDULER_SECRET, namespace, client_bytes, client_key_bytes, ca_bytes)
+    _write(out / "scheduler-secret.yaml", yaml.safe_dump(scheduler_secret).encode(), private=True)

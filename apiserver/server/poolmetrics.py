@@ -7,11 +7,13 @@ counts them):
 * ``dra_pool_devices``, ``dra_pool_allocated_devices``, ``dra_pool_available_devices``,
   ``dra_pool_unavailable_devices`` with labels ``driver``, ``pool``, ``node`` (``""`` when the
   pool's devices are not on one node), and ``dra_pool_held_devices``: devices a live
-  DeviceReservation holds for an allocation in flight that no claim's allocation names yet;
+  DeviceReservation holds for an allocation in flight (the pool index counts them as
+  allocated, as pool status does, until the releaser deletes the reservation once the
+  claims' allocations hold them: held is the part of allocated not yet written);
 * ``dra_driver_pools``, ``dra_driver_devices``, ``dra_driver_allocated_devices``,
   ``dra_driver_held_devices``, ``dra_driver_available_devices``,
   ``dra_driver_unavailable_devices`` with label ``driver``: the same summed over its pools;
-* ``dra_reservation_held_devices``: devices live reservations hold (allocated or not);
+* ``dra_reservation_held_devices``: devices live reservations hold, in every pool;
 * ``dra_pool_metrics_per_pool``: 1 while per-pool series are exported, 0 when there are more
   pools than ``max_pools`` (then only the per-driver totals are: the series a scrape carries
   stay bounded whatever the cluster holds).
@@ -69,8 +71,8 @@ COUNTS = (
 )
 HELP = {
     "devices": "Devices in the newest generation of the pool's slices.",
-    "allocated_devices": "Devices that claims' allocations hold.",
-    "held_devices": "Devices a reservation holds that no claim's allocation names yet.",
+    "allocated_devices": "Devices that claims' allocations or reservations hold.",
+    "held_devices": "Devices a live reservation holds (counted in allocated).",
     "available_devices": "Devices neither allocated nor unavailable.",
     "unavailable_devices": "Devices not allocated that cannot be allocated now (taints,"
     " used-up counters).",
@@ -81,8 +83,6 @@ class PoolReader(Protocol):
     """What the metrics read of the pool index (its public methods)."""
 
     def pool_keys(self) -> list[PoolKey]: ...
-
-    def held(self, key: PoolKey) -> set[str]: ...
 
     async def summaries(self, driver: str, pool: str | None = None) -> list[PoolSummary]: ...
 
@@ -181,8 +181,7 @@ class PoolMetrics:
         for driver in sorted({driver for driver, _ in keys}):
             for summary in await self.pools.summaries(driver):
                 key = (driver, summary.pool)
-                # Held: reserved and not yet named by an allocation the index counts.
-                held = reserved[key] - self.pools.held(key) if key in reserved else set()
+                held = reserved.get(key, ())
                 if len(rows) % self.yield_every == self.yield_every - 1:
                     await asyncio.sleep(0)
                 rows.append(

@@ -20,6 +20,7 @@ from ..controllers import (
     RequestCleaner,
 )
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from ..pools import HeldReservations
 from .cluster import COMPONENT, Cluster
 from .deviceview import DeviceViewService
 
@@ -45,11 +46,17 @@ class PoolStatusService:
         devices: DeviceViewService,
         options: PoolStatusOptions | None = None,
         metrics: CollectorRegistry | None = None,
+        reservations: HeldReservations | None = None,
     ) -> None:
+        """``reservations``: what DeviceReservations hold (counted as allocated)."""
         options = options or PoolStatusOptions()
         sources = cluster.sources
         self.index = PoolIndex(
-            devices.view, sources.slices, sources.claims, freeze_gc=options.freeze_gc
+            devices.view,
+            sources.slices,
+            sources.claims,
+            reservations=reservations,
+            freeze_gc=options.freeze_gc,
         )
         registry = cluster.registry(ResourcePoolStatusRequestStrategy.for_group(group).resource)
         self.controller = PoolStatusRequestController(

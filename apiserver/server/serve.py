@@ -34,6 +34,7 @@ from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourceclaimtemplate import ResourceClaimTemplateStrategy
 from ..machinery.review import ReviewStrategy
 from ..pools import PoolIndex
+from ..reservations import MAX_PER_USER as MAX_RESERVATIONS_PER_USER
 from ..reservations import ReservationService
 from ..sources import StoreSource
 from ..storage import Store
@@ -53,6 +54,7 @@ from .poolstatus import PoolStatusOptions, PoolStatusService
 from .poolview import PoolViewOptions, PoolViewService
 from .protocol import BoundedHttpToolsProtocol
 from .rbac import RBACPolicy, RBACService
+from .reviewaccess import authorized_reviews
 from .startup import AnnouncingServer, announcement, bind
 from .tlspeer import ssl_context_factory, with_peer_certificates
 
@@ -85,6 +87,7 @@ class ServeOptions:
     pool_status_create_burst: int = 10
     metrics_max_pools: int = MAX_POOLS_DEFAULT
     """Pools exported one by one on /metrics; beyond it per-driver totals only."""
+    max_reservations_per_user: int = MAX_RESERVATIONS_PER_USER
     etcd_prefix: str = "/registry"
     etcd_cafile: str | None = None
     etcd_certfile: str | None = None
@@ -258,6 +261,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     reservations = ReservationService(
         cluster.registry(DeviceReservationStrategy.for_group(options.group).resource),
         cluster.sources.claims,
+        max_per_user=options.max_reservations_per_user,
     )
     services: list[Service] = [
         *([rbac] if rbac is not None else []),
@@ -280,12 +284,19 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         pool_options = PoolStatusOptions(
             ttl=options.pool_status_ttl, pending_ttl=options.pool_status_pending_ttl
         )
-        pool_status = PoolStatusService(cluster, options.group, devices, pool_options, metrics)
+        pool_status = PoolStatusService(
+            cluster, options.group, devices, pool_options, metrics, reservations.devices
+        )
         services.append(pool_status)
         pools = pool_status.index
     else:
         # The allocator reads the same pools as pool status would: one index either way.
-        pools = PoolIndex(devices.view, cluster.sources.slices, cluster.sources.claims)
+        pools = PoolIndex(
+            devices.view,
+            cluster.sources.slices,
+            cluster.sources.claims,
+            reservations=reservations.devices,
+        )
         services.append(PoolIndexService(pools))
     pool_view = PoolViewService(
         pools,
@@ -300,7 +311,13 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
     review_latency = review_histogram(metrics)
     for resource in cluster.served():
         if isinstance(resource.strategy, AllocationReviewStrategy):
-            resource.strategy.answer_with(timed(review_latency, allocation.review))
+            # Who asks may read each claim named, and reserve only with the verb for it.
+            resource.strategy.answer_with(
+                timed(
+                    review_latency,
+                    authorized_reviews(allocation.review, authorizer, options.group),
+                )
+            )
     server = APIServer(
         store,
         [*cluster.served(), *devices.served(), *pool_view.served()],
@@ -345,4 +362,12 @@ def serve(options: ServeOptions) -> None:
         options.kubeconfig_out,
         options.storage,
     )
-    AnnouncingServer(config, message).run(sockets=[listener])
+    # Watches end when the server begins to shut down, rather than being cancelled (and
+    # logged as failed requests) once the grace period is over.
+    server = AnnouncingServer(config, message, on_shutdown=_server.handler.stopping.set)
+    try:
+        server.run(sockets=[listener])
+    except KeyboardInterrupt:
+        # uvicorn raises the Ctrl-C it caught again once it has shut down cleanly; the
+        # exit status says so, without a traceback.
+        raise SystemExit(130) from None

@@ -11,6 +11,7 @@ import errno
 import shutil
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
@@ -70,11 +71,22 @@ def announcement(
 
 
 class AnnouncingServer(uvicorn.Server):
-    """uvicorn's server, printing ``message`` once it has started to serve."""
+    """uvicorn's server, printing ``message`` once it has started to serve, and calling
+    ``on_shutdown`` as soon as it begins to shut down (before it waits for connections)."""
 
-    def __init__(self, config: uvicorn.Config, message: str) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        message: str,
+        on_shutdown: Callable[[], None] = lambda: None,
+    ) -> None:
         super().__init__(config)
         self.message = message
+        self.on_shutdown = on_shutdown
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.on_shutdown()
+        await super().shutdown(sockets=sockets)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)

@@ -1,7 +1,8 @@
 """The shim's HTTPS endpoints, as a kube-scheduler extender configuration names them:
 ``POST /filter``, ``/prioritize`` and ``/bind`` (``urlPrefix`` is the shim's URL),
 ``GET /healthz``, and ``GET /metrics`` (Prometheus, the shim's own registry). A request the
-scheduler would not send is a 400 carrying the protocol's ``Error``."""
+scheduler would not send is a 400 carrying the protocol's ``Error``. ``run_shim`` puts the
+app behind its door (shim/door.py): only the scheduler gets through."""
 
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ..server.certs import ensure_serving_certs
+from ..server.tlspeer import PeerCertificateProtocol, ssl_context_factory
 from .binding import ATTACH_TIMEOUT, Binder
 from .client import APIClient, APIError, Credentials
+from .door import SCHEDULER_USER, SchedulerOnly, ShimDoor, laptop_client_ca, shim_authenticator
 from .extender import (
     BindArgs,
     FilterArgs,
@@ -149,6 +152,12 @@ class ShimOptions:
     tls_private_key_file: str | None = None
     tls_san: list[str] = field(default_factory=list)
     attach_timeout: float = ATTACH_TIMEOUT
+    client_ca_file: str | None = None
+    """The CA of the scheduler's client certificate; None: the CA of ``cert_dir`` when the
+    shim makes its own serving certificate (with a client certificate beside it), else
+    bearer tokens only."""
+    allowed_users: list[str] = field(default_factory=lambda: [SCHEDULER_USER])
+    allowed_groups: list[str] = field(default_factory=list)
     log_level: str = "info"
 
 
@@ -160,13 +169,21 @@ def run_shim(options: ShimOptions) -> None:
     )
     if not credentials.server:
         raise ValueError("no API server: pass --server or a kubeconfig with one")
+    client_ca = options.client_ca_file
     if options.tls_cert_file and options.tls_private_key_file:
         cert, key = options.tls_cert_file, options.tls_private_key_file
     else:
         files = ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
         cert, key = str(files.cert), str(files.key)
-    app = build_app(
-        APIClient(credentials), Paths(options.group), attach_timeout=options.attach_timeout
+        if client_ca is None:
+            client_ca = str(laptop_client_ca(options.cert_dir))
+    if client_ca is None:
+        log.warning("no --client-ca-file: only bearer tokens (checked by TokenReview) get in")
+    api = APIClient(credentials)
+    app = ShimDoor(
+        build_app(api, Paths(options.group), attach_timeout=options.attach_timeout),
+        shim_authenticator(client_ca, api.http),
+        SchedulerOnly(options.allowed_users, options.allowed_groups),
     )
     uvicorn.run(
         app,
@@ -176,4 +193,8 @@ def run_shim(options: ShimOptions) -> None:
         ssl_keyfile=key,
         log_level=options.log_level,
         access_log=False,
+        # The client certificate asked for in the handshake and put into the scope; the
+        # door verifies it against the client CA (an untrusted one is a 401).
+        http=PeerCertificateProtocol,
+        ssl_context_factory=ssl_context_factory([client_ca] if client_ca else []),
     )

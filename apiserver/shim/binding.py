@@ -1,11 +1,16 @@
 """Bind: allocate the pod's claims on the chosen node, wait for fabric devices to be
 attached (KEP-5007), then bind the pod.
 
+0. A pod already bound to the chosen node is done: a repeated Bind (kube-scheduler retries
+   one whose answer timed out) succeeds and changes nothing; one bound elsewhere fails the
+   bind, and nothing is touched.
 1. A reserving AllocationReview of the pod's unallocated claims on the chosen node holds
-   the devices it picks while they are written.
-2. Each claim's ``status.allocation`` and ``reservedFor`` (the pod) are written, retried on
-   a conflict; a claim another pod allocated meanwhile fails the bind. A claim allocated
-   already (shared) only gains the pod in ``reservedFor``.
+   the devices it picks while they are written; an answer without a ``reservation`` (the
+   devices could not be held) fails the bind: only held devices are committed.
+2. Each claim's ``status.allocation`` and ``reservedFor`` (the pod) are written with the
+   claim's resourceVersion as precondition; a conflict reads the claim again, and a claim
+   another pod allocated meanwhile fails the bind. A claim allocated already (shared) only
+   gains the pod in ``reservedFor``.
 3. A device that must be attached — a fabric device (``kubernetes.io/needs-attaching:
    true`` in the device view) or one with upstream ``bindingConditions`` — is listed in
    ``status.devices`` with its node and ``kubernetes.io/needs-attaching=True``, in the same
@@ -15,10 +20,12 @@ attached (KEP-5007), then bind the pod.
    attach timeout passes.
 4. The pod is bound through ``pods/binding``.
 
-The reservation is released (deleted) at the end either way: once the allocation is
-stored, the claim holds the devices. On failure the claims' allocations and the pod's
-place in ``reservedFor`` are removed (a claim left with no consumer is deallocated), and
-the error is the extender's answer. The attach state lives in the claim: a bind retried
+Once the allocations are stored the server releases the reservation itself, when its
+caches show the claims holding the devices (so no review sees them free in between); a
+bind that fails deletes its reservation at once. On failure the claims' allocations and
+the pod's place in ``reservedFor`` are removed (a claim left with no consumer is
+deallocated), and the error is the extender's answer, unless the pod is bound by then (a
+concurrent bind of the same pod): no path deallocates a claim whose pod is bound. The attach state lives in the claim: a bind retried
 after the shim restarted waits for the devices the claim still lists as needing attaching
 to its node, and fails at once, leaving the claim as it is, on any other node.
 """
@@ -29,12 +36,13 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from ..api.resource.resourceclaim import ATTACH_FAILED, IS_ATTACHED, NEEDS_ATTACHING
+from ..toolkit.timestamps import now_rfc3339
 from .claims import pod_claims
 from .client import APIClient, APIError
+from .events import ClientEventRecorder
 from .extender import BindArgs
 from .metrics import ShimMetrics
 from .paths import Paths
@@ -45,14 +53,16 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 CONFLICT_RETRIES = 10
 ATTACH_TIMEOUT = 600.0
+COMPONENT = "dra-scheduler-shim"
+"""Who the Events about attach waits name as their source."""
 
 
 class BindFailure(Exception):
     """Why a bind cannot go on; the extender's ``Error``."""
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+class AttachTimedOut(BindFailure):
+    """No device waited for was attached, nor failed, within the attach timeout."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,7 @@ class AttachWait:
             {
                 "type": NEEDS_ATTACHING,
                 "status": "True",
-                "lastTransitionTime": _now(),
+                "lastTransitionTime": now_rfc3339(),
                 "reason": "AttachRequested",
                 "message": f"the device must be attached to node {node} before the pod binds",
             }
@@ -130,6 +140,7 @@ class Binder:
         self.paths = paths
         self.attach_timeout = attach_timeout
         self.metrics = metrics if metrics is not None else ShimMetrics()
+        self.events = ClientEventRecorder(api, COMPONENT)
 
     async def bind(self, args: BindArgs) -> str:
         """``""`` once the pod is bound, else why not (and nothing of the bind is left)."""
@@ -141,9 +152,15 @@ class Binder:
         uid = str(pod["metadata"].get("uid") or "")
         if args.pod_uid and args.pod_uid != uid:
             return f"pod {namespace}/{args.pod_name} has uid {uid}, not {args.pod_uid}"
+        bound = _bound_to(pod)
+        if bound == node:
+            return ""  # a repeated bind: done already
+        if bound:
+            return f'pod {namespace}/{args.pod_name} is already assigned to node "{bound}"'
         written: list[str] = []
         joined: list[str] = []
         reservation = ""
+        committed = False
         try:
             claims = pod_claims(pod)
             if claims.pending:
@@ -160,6 +177,10 @@ class Binder:
                 if entry is None or not entry.get("feasible"):
                     why = why_infeasible(entry or {})
                     raise BindFailure(f"the claims cannot be allocated on node {node}: {why}")
+                if not reservation:
+                    raise BindFailure(
+                        f"the devices for the claims on node {node} could not be held; retry"
+                    )
                 allocations = dict(zip(fresh, entry.get("allocations") or [], strict=True))
             waits: list[AttachWait] = []
             for name in claims.names:
@@ -178,26 +199,36 @@ class Binder:
                     joined.append(name)
                     waits += _attach_requested(name, stored, node)
             if waits:
-                await self._wait_attached(namespace, waits)
-            await self.api.create(
-                f"{self.paths.pod(namespace, args.pod_name)}/binding",
-                {
-                    "apiVersion": "v1",
-                    "kind": "Binding",
-                    "metadata": {"name": args.pod_name, "namespace": namespace, "uid": uid},
-                    "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-                },
-            )
+                await self._wait_told(pod, [current[n] for n in claims.names], waits, node)
+            await self._bind_pod(namespace, args.pod_name, uid, node)
+            committed = True
         except (BindFailure, APIError) as err:
             log.info("bind of %s/%s to %s failed: %s", namespace, args.pod_name, node, err)
-            await self._undo(namespace, uid, written, joined)
+            await self._undo(namespace, args.pod_name, uid, written, joined)
             return str(err)
         finally:
-            if reservation:
+            if reservation and not committed:
                 await self._release(reservation)
         return ""
 
     # -- the steps -------------------------------------------------------------------------
+
+    async def _bind_pod(self, namespace: str, name: str, uid: str, node: str) -> None:
+        """``pods/binding``; a conflict because the pod is bound to ``node`` already (a
+        concurrent bind of the same pod won) is success."""
+        try:
+            await self.api.create(
+                f"{self.paths.pod(namespace, name)}/binding",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Binding",
+                    "metadata": {"name": name, "namespace": namespace, "uid": uid},
+                    "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+                },
+            )
+        except APIError as err:
+            if err.code != 409 or await self._bound(namespace, name) != node:
+                raise
 
     async def _attach_waits(self, claim: str, allocation: JSON) -> list[AttachWait]:
         """The devices of ``allocation`` that must be attached before the pod binds."""
@@ -250,7 +281,7 @@ class Binder:
                 raise BindFailure(f"claim {namespace}/{name} was allocated meanwhile")
             status["allocation"] = dict(allocation)
             if waits:
-                status["allocation"].setdefault("allocationTimestamp", _now())
+                status["allocation"].setdefault("allocationTimestamp", now_rfc3339())
                 status["devices"] = [
                     *(status.get("devices") or []),
                     *(w.status_entry(node) for w in waits),
@@ -272,6 +303,37 @@ class Binder:
 
         return await self._update_claim(namespace, name, change)
 
+    async def _wait_told(
+        self, pod: JSON, claims: list[JSON], waits: list[AttachWait], node: str
+    ) -> None:
+        """Wait for the attach, telling it on the pod and on the claims waited for, as
+        Events: the wait beginning, and a failure or a timeout."""
+        about = [pod, *(c for c in claims if c["metadata"]["name"] in {w.claim for w in waits})]
+        devices = ", ".join(f"{w.driver}/{w.pool}/{w.device}" for w in waits)
+        await self._tell(
+            about,
+            "Normal",
+            "WaitingForAttach",
+            f"waiting up to {self.attach_timeout:g} s for {devices} to be attached to node {node}",
+        )
+        try:
+            await self._wait_attached(pod["metadata"].get("namespace") or "default", waits)
+        except AttachTimedOut as err:
+            await self._tell(about, "Warning", "AttachTimeout", str(err))
+            raise
+        except BindFailure as err:
+            await self._tell(about, "Warning", "AttachFailed", str(err))
+            raise
+
+    async def _tell(self, about: list[JSON], event_type: str, reason: str, message: str) -> None:
+        for obj in about:
+            try:
+                await self.events.record(obj, reason, reason, message, event_type)
+            except APIError as err:  # an Event is worth a try, never a failed bind
+                log.warning(
+                    "recording %s about %s failed: %s", reason, obj["metadata"]["name"], err
+                )
+
     async def _wait_attached(self, namespace: str, waits: list[AttachWait]) -> None:
         """Watch the claims until every device waited for is attached, or one failed."""
         by_claim: dict[str, list[AttachWait]] = {}
@@ -282,7 +344,7 @@ class Binder:
                 async with asyncio.timeout(self.attach_timeout):
                     await self._watch_until_attached(namespace, by_claim)
         except TimeoutError:
-            raise BindFailure(
+            raise AttachTimedOut(
                 f"timed out after {self.attach_timeout:g} s waiting for"
                 f" {', '.join(f'{w.driver}/{w.pool}/{w.device}' for w in waits)} to be attached"
             ) from None
@@ -322,8 +384,22 @@ class Binder:
                     if not pending:
                         return
 
-    async def _undo(self, namespace: str, uid: str, written: list[str], joined: list[str]) -> None:
-        """Take back what the bind wrote: the allocations it made, the pod's places."""
+    async def _bound(self, namespace: str, name: str) -> str:
+        """The node the pod is bound to now ("" when unbound, or unreadable)."""
+        try:
+            return _bound_to(await self.api.get(self.paths.pod(namespace, name)))
+        except APIError as err:
+            log.warning("reading pod %s/%s failed: %s", namespace, name, err)
+            return ""
+
+    async def _undo(
+        self, namespace: str, pod: str, uid: str, written: list[str], joined: list[str]
+    ) -> None:
+        """Take back what the bind wrote: the allocations it made, the pod's places; nothing
+        if the pod is bound by now (its claims are in use)."""
+        if (written or joined) and await self._bound(namespace, pod):
+            log.warning("pod %s/%s is bound: its claims are left as they are", namespace, pod)
+            return
 
         def deallocate(claim: JSON) -> None:
             status = claim.setdefault("status", {})
@@ -410,6 +486,10 @@ def _attach_requested(claim: str, stored: JSON, node: str) -> list[AttachWait]:
             if wait.matches(entry):
                 waits.append(wait)
     return waits
+
+
+def _bound_to(pod: JSON) -> str:
+    return str((pod.get("spec") or {}).get("nodeName") or "")
 
 
 def _consumer(pod: JSON) -> JSON:

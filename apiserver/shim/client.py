@@ -152,6 +152,11 @@ class APIClient:
             auth=_TokenFile(credentials.token_file) if credentials.token_file else None,
         )
 
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The connection itself, for the reviews the shim posts (TokenReview)."""
+        return self._http
+
     async def aclose(self) -> None:
         await self._http.aclose()
 
@@ -163,14 +168,19 @@ class APIClient:
         params: dict[str, str] | None = None,
         content_type: str = "application/json",
     ) -> JSON:
+        content = orjson.dumps(body) if body is not None else None
+        headers = {"Content-Type": content_type} if body is not None else None
         try:
-            answer = await self._http.request(
-                method,
-                path,
-                content=orjson.dumps(body) if body is not None else None,
-                headers={"Content-Type": content_type} if body is not None else None,
-                params=params,
-            )
+            try:
+                answer = await self._http.request(
+                    method, path, content=content, headers=headers, params=params
+                )
+            except httpx.RemoteProtocolError:
+                if method != "GET":
+                    raise
+                # A kept-alive connection the server closed as the request went out (its
+                # idle timeout): a read is safe to send again, once, as client-go does.
+                answer = await self._http.request(method, path, headers=headers, params=params)
         except httpx.HTTPError as err:
             raise APIError(0, "ConnectionFailed", f"{method} {path}: {err}") from err
         parsed: Any = orjson.loads(answer.content) if answer.content else {}

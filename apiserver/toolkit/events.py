@@ -1,4 +1,4 @@
-"""Warning Events about objects, deduplicated: one Event per object and problem.
+"""Events about objects, deduplicated: one Event per object and problem (or happening).
 
 The Event's name is derived from the object's name and a key naming the problem, so a
 repeat of the problem — in this process or after a restart — bumps ``count`` and
@@ -55,6 +55,16 @@ class DedupEventRecorder:
         self.component = component
 
     async def warn(self, about: JSON, key: str, reason: str, message: str) -> None:
+        await self.record(about, key, reason, message, "Warning")
+
+    async def normal(self, about: JSON, key: str, reason: str, message: str) -> None:
+        """Record (or repeat) the Normal Event ``key`` about ``about``: something worth
+        seeing in ``kubectl describe`` that is not a problem (a wait that began)."""
+        await self.record(about, key, reason, message, "Normal")
+
+    async def record(
+        self, about: JSON, key: str, reason: str, message: str, event_type: str
+    ) -> None:
         meta = about.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
         name = event_name(str(meta.get("name", "")), f"{meta.get('uid')}/{key}")
@@ -65,12 +75,19 @@ class DedupEventRecorder:
                 bump = {"count": int(current.get("count") or 1) + 1, "lastTimestamp": now}
                 await self.writer.merge(namespace, name, {**bump, "message": message})
                 return
-            event = self._event(about, name, namespace, reason, message, now)
+            event = self._event(about, name, namespace, reason, message, now, event_type)
             if await self.writer.create(namespace, event):
                 return
 
     def _event(
-        self, about: JSON, name: str, namespace: str, reason: str, message: str, now: str
+        self,
+        about: JSON,
+        name: str,
+        namespace: str,
+        reason: str,
+        message: str,
+        now: str,
+        event_type: str,
     ) -> JSON:
         meta = about.get("metadata") or {}
         involved = {
@@ -89,7 +106,7 @@ class DedupEventRecorder:
             "involvedObject": involved,
             "reason": reason,
             "message": message,
-            "type": "Warning",
+            "type": event_type,
             "source": {"component": self.component},
             "reportingComponent": self.component,
             "firstTimestamp": now,

@@ -188,9 +188,23 @@ class ShimProcess:
     def stop(self) -> None:
         self.process.stop()
 
-    def client(self) -> httpx.Client:
-        """What kube-scheduler is to the shim: an HTTPS client that trusts its CA."""
-        return httpx.Client(base_url=self.url, verify=self.ssl_context(), timeout=60.0)
+    @property
+    def scheduler_cert(self) -> tuple[Path, Path]:
+        """The client certificate and key the shim makes for the scheduler beside its CA."""
+        certs = self.workdir / "certs"
+        return certs / "scheduler.crt", certs / "scheduler.key"
+
+    def client(self, cert: tuple[Path, Path] | None = None, **kwargs: Any) -> httpx.Client:
+        """What kube-scheduler is to the shim: an HTTPS client that trusts its CA and
+        presents the scheduler's client certificate (or ``cert``)."""
+        context = self.ssl_context()
+        chosen = cert or self.scheduler_cert
+        context.load_cert_chain(*chosen)
+        return httpx.Client(base_url=self.url, verify=context, timeout=60.0, **kwargs)
+
+    def anonymous_client(self, **kwargs: Any) -> httpx.Client:
+        """An HTTPS client that trusts the shim's CA and presents no certificate."""
+        return httpx.Client(base_url=self.url, verify=self.ssl_context(), timeout=60.0, **kwargs)
 
 
 def start_shim(
@@ -235,6 +249,10 @@ class SchedulerProcess:
             self.shim.url,
             "--shim-ca-file",
             str(self.shim.workdir / "certs" / "ca.crt"),
+            "--shim-client-cert-file",
+            str(self.shim.scheduler_cert[0]),
+            "--shim-client-key-file",
+            str(self.shim.scheduler_cert[1]),
             *self.extra_args,
         ]
         self.process.start(command, _logged(self.process, "watching pods"), timeout)

@@ -72,7 +72,7 @@ subjects:
 """The kube-apiserver's policy: the aggregated server may review tokens and access; the
 readers of our patches are the groups gpu-users, dra-admins and ops (bob, erin and carol
 are readers by their groups only), and alice and dave by name. mallory, heidi and marker
-are nobody's."""
+are nobody's; ivan and judy get roles of their own in the AllocationReview test."""
 
 
 @dataclass
@@ -187,6 +187,8 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
         "mallory": ("m-1", ""),
         "heidi": ("h-1", ""),
         "marker": ("x-1", ""),
+        "ivan": ("i-1", ""),
+        "judy": ("j-1", ""),
     }
     tokens = {user: secrets.token_urlsafe(16) for user in users}
     token_file = workdir / "tokens.csv"
@@ -558,3 +560,76 @@ def test_kubectl_with_a_token_the_kube_apiserver_knows(
     assert line["resp"] == 403
     assert line["verb"] == "list"
     assert line["resource"] == "resourceslicepatches"
+
+
+REVIEW_POLICY = f"""\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: allocation-reviewer}}
+rules:
+- {{apiGroups: ["{OURS}"], resources: [allocationreviews], verbs: [create]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: allocation-reviewers}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: allocation-reviewer}}
+subjects:
+- {{apiGroup: rbac.authorization.k8s.io, kind: User, name: ivan}}
+- {{apiGroup: rbac.authorization.k8s.io, kind: User, name: judy}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {{name: claim-reader, namespace: team-j}}
+rules:
+- {{apiGroups: [resource.k8s.io], resources: [resourceclaims], verbs: [get]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: claim-readers, namespace: team-j}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: claim-reader}}
+subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: judy}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: judys, namespace: team-j}}
+spec:
+  devices:
+    requests:
+    - name: secret-request-name
+      exactly: {{deviceClassName: gpu.example.com, count: 1}}
+"""
+
+
+def test_allocation_review_reads_claims_as_the_kube_apiserver_allows(
+    aggregated: ServerProcess, kube: Kube
+) -> None:
+    """A review that names a stored claim is authorized by SubjectAccessReview for ``get``
+    on it: ivan (who may only create reviews) gets the same 403 for judy's claim and for
+    one that does not exist, judy gets her answer, and reserving needs ``create`` on
+    devicereservations, which neither holds. The aggregated server has no policy of its own:
+    judy's Role lives in the kube-apiserver."""
+    kube.server.kubectl("create", "namespace", "team-j")
+    kube.server.kubectl("apply", "-f", "-", input=REVIEW_POLICY)
+    path = f"/apis/{OURS}/v1alpha3/allocationreviews"
+
+    def review(user: str, name: str, reserve: bool = False) -> httpx.Response:
+        spec = {"claims": [{"namespace": "team-j", "name": name}], "reserve": reserve}
+        body = {"apiVersion": f"{OURS}/v1alpha3", "kind": "AllocationReview", "spec": spec}
+        context = ssl.create_default_context(cafile=str(aggregated.ca))
+        with httpx.Client(base_url=aggregated.url, verify=context, timeout=30) as client:
+            return client.post(path, json=body, headers=kube.bearer(user))
+
+    # The claim reaches the aggregated server through its watch of the kube-apiserver.
+    wait_for(lambda: review("judy", "judys").status_code == 201, "judy's claim reviewed")
+    existing, missing = review("ivan", "judys"), review("ivan", "no-such-claim")
+    for answer in (existing, missing):
+        assert answer.status_code == 403, answer.text
+        assert answer.json()["reason"] == "Forbidden"
+        assert answer.json()["details"]["kind"] == "resourceclaims"
+    assert existing.json()["message"].replace("judys", "X") == missing.json()["message"].replace(
+        "no-such-claim", "X"
+    )
+    assert "secret-request-name" not in existing.text
+    held = review("judy", "judys", reserve=True)
+    assert held.status_code == 403, held.text
+    assert held.json()["details"]["kind"] == "devicereservations"

@@ -169,6 +169,13 @@ def _pod_with_claim(server: ServerProcess, driver: str, model: str) -> tuple[str
     return pod, claim, made.json()["metadata"]["resourceVersion"]
 
 
+def _events(server: ServerProcess, kind: str, name: str) -> dict[str, JSON]:
+    """The Events about one object, by reason."""
+    selector = f"involvedObject.kind={kind},involvedObject.name={name}"
+    items = _get(server, f"/api/v1/namespaces/{NS}/events?fieldSelector={selector}")["items"]
+    return {e["reason"]: e for e in items}
+
+
 def _bound(server: ServerProcess, pod: str) -> str:
     node: str = wait_for(
         lambda: _pod(server, pod)["spec"].get("nodeName"), f"pod {pod} to be bound", timeout=60
@@ -231,6 +238,14 @@ def test_an_attach_failing_on_node_a_lands_the_pod_on_node_b(server: ServerProce
         since,
         then(waiting_on("node-a"), failed_on("node-a"), cleared, waiting_on("node-b")),
     )
+    # The shim told it on the pod and the claim: two waits, one failure (on node-a).
+    for kind, name in (("Pod", pod), ("ResourceClaim", claim)):
+        told = _events(server, kind, name)
+        assert "node-b" in told["WaitingForAttach"]["message"]  # the latest wait
+        assert told["WaitingForAttach"]["count"] == 2
+        assert told["WaitingForAttach"]["type"] == "Normal"
+        assert told["AttachFailed"]["type"] == "Warning"
+        assert told["AttachFailed"]["source"]["component"] == "dra-scheduler-shim"
 
 
 @pytest.mark.usefixtures("scheduler")
@@ -268,6 +283,10 @@ def test_without_a_controller_the_attach_times_out_and_the_claim_is_cleared(
     seen = history(server, NS, claim, since, then(waiting_on("node-a"), cleared))
     assert cleared(seen[-1])
     assert "nodeName" not in _pod(server, pod)["spec"]
+    timeout = _events(server, "Pod", pod)["AttachTimeout"]
+    assert timeout["type"] == "Warning"
+    assert "timed out after" in timeout["message"]
+    assert "AttachTimeout" in _events(server, "ResourceClaim", claim)
     server.kubectl("delete", "pod", pod, "--wait=false")
 
 

@@ -1,7 +1,7 @@
 """Pool availability on /metrics of a real server over the example cluster: every pool's
 gauges equal what a ResourcePoolStatusRequest answers for it, the per-driver totals are
-their sums, a reserving AllocationReview shows as held devices and as one more observation
-of the review latency, and ``--metrics-max-pools`` leaves only the per-driver totals."""
+their sums, a reserving AllocationReview shows as held devices (within allocated, as pool
+status counts them) and as one more observation of the review latency, and ``--metrics-max-pools`` leaves only the per-driver totals."""
 
 from __future__ import annotations
 
@@ -163,9 +163,13 @@ def test_a_reservation_is_held_and_the_review_timed(cluster: ServerProcess) -> N
     assert value(samples, "dra_reservation_held_devices") == 1
     assert by_driver(samples, "held_devices")[result["driver"]] == 1
     assert value(samples, "dra_allocation_review_duration_seconds_count") == reviews + 1
-    # Held is not allocated: the pool status (which reservations do not change) still agrees.
+    # Held counts as allocated, in the pool status and here alike, until it is written.
+    assert (
+        by_pool(samples, "allocated_devices")[key] == by_pool(before, "allocated_devices")[key] + 1
+    )
     want = expected(cluster, 2)
     assert by_pool(samples, "allocated_devices") == want["allocated_devices"]
+    assert by_pool(samples, "available_devices") == want["available_devices"]
     cluster.kubectl("delete", "devicereservations", "--all")
     wait_for(
         lambda: value(scrape(cluster), "dra_reservation_held_devices") == 0,

@@ -104,12 +104,13 @@ def test_a_combinatorial_review_over_40_nodes_ends_within_its_budget(
     reasons: dict[str, list[str]] = {}
     for node in nodes:
         assert node["feasible"] is False
-        [reason] = node["reasons"]
+        # The fabric pool reaches every name; no Node objects are made for them.
+        [reason] = [r for r in node["reasons"] if r["reason"] != "NodeNotFound"]
         reasons.setdefault(reason["reason"], []).append(node["nodeName"])
     assert set(reasons) == {"BudgetExhausted", "NotSearched"}, reasons
     assert 0 < len(reasons["BudgetExhausted"]) < len(NODES)
-    skipped = next(n for n in nodes if n["reasons"][0]["reason"] == "NotSearched")
-    assert "search budget" in skipped["reasons"][0]["message"]
+    skipped = next(n for n in nodes if n["nodeName"] in reasons["NotSearched"])
+    assert any("search budget" in r["message"] for r in skipped["reasons"])
     assert served_meanwhile > 0  # the loop was never held for the whole search
 
 

@@ -50,7 +50,8 @@ NOT_GRANTED = [
     ("list", "", "pods", ""),
     ("create", "resource.k8s.io", "resourceslices", ""),
     ("get", "resource.k8s.io", "devicereservations", ""),
-    ("create", "resource.k8s.io", "devicereservations", ""),
+    ("list", "resource.k8s.io", "devicereservations", ""),
+    ("create", "authorization.k8s.io", "subjectaccessreviews", ""),
 ]
 
 SHIM_BINDING = """\

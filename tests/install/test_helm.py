@@ -76,7 +76,7 @@ def by_key(docs: list[Doc]) -> dict[Key, Doc]:
 def secrets(directory: Path) -> list[Doc]:
     return [
         yaml.safe_load((directory / name).read_text())
-        for name in ("secret.yaml", "shim-secret.yaml")
+        for name in ("secret.yaml", "shim-secret.yaml", "scheduler-secret.yaml")
         if (directory / name).exists()
     ]
 

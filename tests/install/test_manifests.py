@@ -18,11 +18,20 @@ import kubernetes_validate
 import pytest
 import yaml
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from apiserver.auth.rbac.bootstrap import SCHEDULER_SHIM
 from apiserver.auth.rbac.bootstrap import cluster_roles as bootstrap_roles
+from apiserver.auth.x509 import (
+    CABundle,
+    CertificateError,
+    user_of_certificate,
+    verify_client_certificate,
+)
 from apiserver.cli import _parser
+from apiserver.server.certs import cert_pem
+from apiserver.server.installcerts import SCHEDULER_SECRET, SCHEDULER_USER, SHIM_SECRET
 from apiserver.server.modes import served_group_versions
 from apiserver.shim.app import build_app
 from apiserver.shim.client import APIClient, Credentials
@@ -547,16 +556,82 @@ def test_shim_probes_security_and_certificate_files(
     assert Path(args.tls_private_key_file).parent == Path(mounts["tls"]["mountPath"])
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert set(mounts) == set(volumes)
-    # The scheduler trusts the CA of the same Secret, and mounts nothing else of it.
-    secret_name = volumes["tls"]["secret"]["secretName"]
+    shim_secret = volumes["tls"]["secret"]["secretName"]
+    assert shim_secret == SHIM_SECRET
+    # The shim trusts the scheduler's client CA, a key of its own Secret.
+    assert mounted(pod, shim, args.client_ca_file) == (SHIM_SECRET, "client-ca.crt")
+    # The scheduler's extender tlsConfig: the shim's CA and its own client pair, all from
+    # the scheduler's Secret (it never mounts the shim's key).
     [container] = scheduler_pod(docs)["containers"]
     tls = scheduler_config(docs)["extenders"][0]["tlsConfig"]
-    ca = Path(tls["caFile"])
-    mount = next(m for m in container["volumeMounts"] if Path(m["mountPath"]) == ca.parent)
-    volume = next(v for v in scheduler_pod(docs)["volumes"] if v["name"] == mount["name"])
-    assert volume["secret"]["secretName"] == secret_name
-    assert volume["secret"]["items"] == [{"key": "ca.crt", "path": ca.name}]
+    assert set(tls) == {"caFile", "certFile", "keyFile"}
+    files = {k: mounted(scheduler_pod(docs), container, tls[k]) for k in tls}
+    assert files == {
+        "caFile": (SCHEDULER_SECRET, "ca.crt"),
+        "certFile": (SCHEDULER_SECRET, "tls.crt"),
+        "keyFile": (SCHEDULER_SECRET, "tls.key"),
+    }
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    # Only the scheduler's identity may call the shim.
+    assert args.allowed_users == [SCHEDULER_USER]
+    assert args.allowed_groups == []
+
+
+def mounted(pod: Doc, container: Doc, path: str) -> tuple[str, str]:
+    """(Secret name, key) of the file ``path`` a container sees through a Secret volume."""
+    file = Path(path)
+    mount = next(m for m in container["volumeMounts"] if Path(m["mountPath"]) == file.parent)
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    secret = volume["secret"]
+    items = secret.get("items")
+    if items is None:
+        return secret["secretName"], file.name
+    [key] = [i["key"] for i in items if i["path"] == file.name]
+    return secret["secretName"], str(key)
+
+
+def secret_file(docs: list[Doc], pair: tuple[str, str]) -> bytes:
+    return base64.b64decode(one(docs, "Secret", pair[0])["data"][pair[1]])
+
+
+@pytest.mark.parametrize("install", ["certs-base+shim", "certs-ha+shim+other-group"])
+def test_the_schedulers_client_certificate_is_the_one_the_shim_lets_in(
+    installs: dict[str, list[Doc]], install: str
+) -> None:
+    """The certificate the second scheduler presents verifies against the CA the shim
+    trusts, names a user the shim allows, and is no server's certificate; the shim's
+    serving certificate cannot pass as the scheduler (its CA is not the client CA)."""
+    docs = installs[install]
+    shim = shim_container(docs)
+    shim_pod = one(docs, "Deployment", "dra-scheduler-shim")["spec"]["template"]["spec"]
+    args = shim_args(docs)
+    client_ca = CABundle.from_pem(secret_file(docs, mounted(shim_pod, shim, args.client_ca_file)))
+    [container] = scheduler_pod(docs)["containers"]
+    tls = scheduler_config(docs)["extenders"][0]["tlsConfig"]
+    pod = scheduler_pod(docs)
+    client = x509.load_pem_x509_certificate(
+        secret_file(docs, mounted(pod, container, tls["certFile"]))
+    )
+    verify_client_certificate(client, client_ca)
+    user = user_of_certificate(client)
+    assert user is not None
+    assert user.name in args.allowed_users
+    key = serialization.load_pem_private_key(
+        secret_file(docs, mounted(pod, container, tls["keyFile"])), password=None
+    )
+    assert key.public_key() == client.public_key()
+    # The scheduler trusts the shim's serving certificate through its caFile.
+    serving = x509.load_pem_x509_certificate(
+        secret_file(docs, mounted(shim_pod, shim, args.tls_cert_file))
+    )
+    serving.verify_directly_issued_by(
+        x509.load_pem_x509_certificate(secret_file(docs, mounted(pod, container, tls["caFile"])))
+    )
+    with pytest.raises(CertificateError):
+        verify_client_certificate(serving, client_ca)
+    # The client CA signs nothing the apiserver's CA does.
+    [bundle] = {a["spec"]["caBundle"] for a in of_kind(docs, "APIService")}
+    assert base64.b64decode(bundle) not in [cert_pem(c) for c in client_ca.certificates]
 
 
 @pytest.mark.parametrize("install", ["certs-base+shim", "certs-ha+shim+other-group"])
@@ -593,9 +668,18 @@ def test_certs_script_with_the_shim_writes_only_ignored_files(tmp_path: Path) ->
     out = tmp_path / "certs"
     make_certs(out, "--scheduler-shim")
     written = sorted(p.name for p in out.iterdir())
-    assert {"shim-tls.crt", "shim-tls.key", "shim-secret.yaml"} <= set(written)
-    assert (out / "shim-tls.key").stat().st_mode & 0o077 == 0
-    assert (out / "shim-secret.yaml").stat().st_mode & 0o077 == 0
+    private = {
+        "shim-tls.key",
+        "shim-secret.yaml",
+        "scheduler-client.key",
+        "scheduler-client-ca.key",
+        "scheduler-secret.yaml",
+    }
+    assert {"shim-tls.crt", "scheduler-client.crt", "scheduler-client-ca.crt"} | private <= set(
+        written
+    )
+    for name in private:
+        assert (out / name).stat().st_mode & 0o077 == 0, name
     paths = [f"certs/{name}" for name in written]
     ignored = subprocess.run(
         ["git", "check-ignore", *paths], cwd=REPO, capture_output=True, text=True, check=False

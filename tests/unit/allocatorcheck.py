@@ -20,6 +20,7 @@ from apiserver.cel import (
     device_value,
     evaluate,
 )
+from apiserver.cel.quantity import parse
 from apiserver.pools import Node, Pools, Reach
 
 JSON = dict[str, Any]
@@ -31,6 +32,8 @@ class Pick:
     request: str
     reach: Reach
     admin: bool
+    consumed: tuple[tuple[str, int], ...] | None = None
+    """A share of a device that allows multiple allocations: what it consumes."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -92,7 +95,10 @@ def _attribute(reach: Reach, name: str) -> Any:
     if not found:
         return None
     kind, value = next(iter(found.items()))
-    return (kind, tuple(value) if isinstance(value, list) else value)
+    if isinstance(value, list):
+        # A list attribute: the set of its elements, typed like the scalar.
+        return frozenset((kind[:-1], v) for v in value) or None
+    return frozenset(((kind, value),))
 
 
 def constraints_hold(claim: Claim, picks: Sequence[Pick]) -> bool:
@@ -106,11 +112,15 @@ def constraints_hold(claim: Claim, picks: Sequence[Pick]) -> bool:
         ]
         if spec.match_attribute is not None:
             values = [_attribute(p.reach, spec.match_attribute) for p in chosen]
-            if any(v is None for v in values) or len(set(values)) > 1:
+            if any(v is None for v in values):
+                return False
+            if values and not frozenset.intersection(*values):
                 return False
         elif spec.distinct_attribute is not None:
             values = [_attribute(p.reach, spec.distinct_attribute) for p in chosen]
-            if any(v is None for v in values) or len(set(values)) < len(values):
+            if any(v is None for v in values):
+                return False
+            if sum(map(len, values)) != len(frozenset().union(*values)):
                 return False
         elif spec.expression is not None:
             devices = []
@@ -193,7 +203,17 @@ def valid(
                     return f"{claim.name}: {r['device']} cannot serve {alternative.name}"
                 if bool(r.get("adminAccess")) != alternative.admin:
                     return f"{claim.name}: adminAccess of {r['device']}"
-                picks.append(Pick(alternative.name, found, alternative.admin))
+                shared = _shared(found)
+                if shared != ("shareID" in r):
+                    return f"{claim.name}: shareID of {r['device']}"
+                consumed = None
+                if shared:
+                    consumed = tuple(
+                        sorted(
+                            (k, parse(v).nanos) for k, v in r.get("consumedCapacity", {}).items()
+                        )
+                    )
+                picks.append(Pick(alternative.name, found, alternative.admin, consumed))
             if alternative.all:
                 every = [x for x in reach.values() if eligible(alternative, x, classes, set())]
                 if len(mine) != len(every) or not every:
@@ -202,16 +222,47 @@ def valid(
                 return f"{claim.name}: request {request.name} has {len(mine)} devices"
         if len(results) != len(picks):
             return f"{claim.name}: results for unknown requests"
-        if len({p.key for p in picks}) != len(picks):
+        whole = [p.key for p in picks if p.consumed is None]
+        if len(set(whole)) != len(whole):
             return f"{claim.name}: a device twice"
         if not constraints_hold(claim, picks):
             return f"{claim.name}: a constraint does not hold"
         everyone.extend(picks)
-    dedicated = [p.key for p in everyone if not p.admin]
+    dedicated = [p.key for p in everyone if not p.admin and p.consumed is None]
     if len(set(dedicated)) != len(dedicated):
         return "a device shared between claims"
+    problem = _capacity_holds(pools, everyone)
+    if problem is not None:
+        return problem
     if not counters_hold(pools, held, everyone):
         return "counters exceeded"
+    return None
+
+
+def _shared(reach: Reach) -> bool:
+    assert reach.device.state is not None
+    return reach.device.state.device.get("allowMultipleAllocations") is True
+
+
+def _capacity_holds(pools: Pools, picks: Sequence[Pick]) -> str | None:
+    """Every share consumes each capacity of its device (an amount the value can hold), and
+    the shares, stored and new, of a device stay within its values."""
+    used: dict[tuple[Any, ...], dict[str, int]] = {}
+    for state in pools.states.values():
+        for name, amounts in state.shared.items():
+            used[(state.key[0], state.key[1], name)] = {k: v for k, v in amounts.items() if k}
+    for pick in picks:
+        if pick.consumed is None:
+            continue
+        assert pick.reach.device.state is not None
+        capacity = pick.reach.device.state.device.get("capacity") or {}
+        if {k for k, _ in pick.consumed} != set(capacity):
+            return f"{pick.key}: consumedCapacity does not name every capacity"
+        entry = used.setdefault(pick.key, {})
+        for name, amount in pick.consumed:
+            entry[name] = entry.get(name, 0) + amount
+            if entry[name] > parse(str(capacity[name]["value"])).nanos:
+                return f"{pick.key}: {name} over its value"
     return None
 
 

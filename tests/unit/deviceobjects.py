@@ -1,4 +1,4 @@
-"""Slices, patches and classes as raw JSON, and a device view over in-memory sources."""
+"""Slices, patches, classes and reservations as raw JSON, and a device view over in-memory sources."""
 
 from __future__ import annotations
 
@@ -106,6 +106,23 @@ def patch_obj(
             "creationTimestamp": created,
         },
         "spec": {"devices": devices},
+    }
+
+
+def reservation_obj(
+    name: str, pool: str, *devices: str, expires: str = "2099-01-01T00:00:00Z"
+) -> dict[str, Any]:
+    """A stored DeviceReservation holding ``devices`` of ``pool`` until ``expires``."""
+    return {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "DeviceReservation",
+        "metadata": {"name": name},
+        "spec": {
+            "nodeName": pool,
+            "devices": [{"driver": DRIVER, "pool": pool, "device": d} for d in devices],
+            "claims": [{"namespace": "default", "name": name}],
+            "expirationTime": expires,
+        },
     }
 
 

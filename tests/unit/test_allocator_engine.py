@@ -210,3 +210,29 @@ def test_an_allocated_claim_fits_only_where_its_allocation_is_available() -> Non
         "default/c", {"spec": {"devices": devices}, "status": {"allocation": anywhere}}
     )
     assert allocator.allocate([unpinned], Node("n2")).feasible
+
+
+def test_the_result_limit_moves_to_the_next_subrequest_without_retrying_devices() -> None:
+    """Two requests of 32-or-16 distinct devices (upstream's
+    prioritized-list-max-allocation-limit-request with devices that are not
+    interchangeable): 32 + anything exceeds the claim limit whichever 32 devices the first
+    request took, so the search goes to the first request's second subrequest at once
+    instead of trying its 64C32 device combinations."""
+    pair = [
+        {"name": "s32", "deviceClassName": "dev", "count": 32},
+        {"name": "s16", "deviceClassName": "dev", "count": 16},
+    ]
+    claim = parse_claim(
+        "default/c",
+        {"devices": {"requests": [{"name": n, "firstAvailable": pair} for n in ("a", "b")]}},
+    )
+    for symmetry in (True, False):
+        allocator = Allocator(pools(*numbered(64)), CLASSES, symmetry=symmetry)
+        result = allocator.allocate([claim], NODE)
+        assert result.feasible, result.reasons
+        [outcome] = result.claims
+        assert outcome.allocation is not None
+        requests = [r["request"] for r in outcome.allocation["devices"]["results"]]
+        assert sorted(set(requests)) == ["a/s16", "b/s16"]
+        assert len(requests) == 32
+        assert result.steps <= 64 + 64  # a handful of failed subrequest starts, no combinations

@@ -1,9 +1,10 @@
 """The allocator against a brute-force oracle, and pool status against the allocator.
 
 Random small clusters (one node-local pool and one ``allNodes`` pool, up to seven devices
-with a few attributes, taints and partitionable counters, some devices allocated or
+with a few attributes (one a list), taints and partitionable counters, some devices allocated or
 reserved) and random claims (counts, ``All``, ``firstAvailable``, admin access, selectors,
-tolerations, matchAttribute, distinctAttribute, CEL constraints). The oracle tries every
+tolerations, matchAttribute, distinctAttribute (on scalars and on a list attribute), CEL
+constraints). The oracle tries every
 combination; the allocator must agree on feasibility, and every answer it gives must pass
 the independent validity check — with symmetry reduction and caches on and off.
 """
@@ -46,6 +47,7 @@ device_st = st.fixed_dictionaries(
         "color": st.sampled_from(["red", "blue"]),
         "tainted": st.booleans(),
         "half": st.booleans(),
+        "links": st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3, unique=True),
     }
 )
 
@@ -70,6 +72,7 @@ def clusters(draw: Any) -> dict[str, Any]:
                     "size": {"int": d["size"]},
                     "color": {"string": d["color"]},
                     "id": {"string": f"{name}-{i}"},
+                    "links": {"strings": d["links"]},
                 },
             }
             if d["tainted"]:
@@ -137,11 +140,17 @@ def claims(draw: Any) -> list[dict[str, Any]]:
     for c in range(draw(st.integers(1, 2))):
         reqs = [draw(requests(f"r{i}")) for i in range(draw(st.integers(1, 2)))]
         constraints = []
-        kind = draw(st.sampled_from(["none", "match", "distinct", "cel"]))
+        kind = draw(
+            st.sampled_from(["none", "match", "distinct", "match-list", "distinct-list", "cel"])
+        )
         if kind == "match":
             constraints.append({"matchAttribute": f"{DRIVER}/color"})
         elif kind == "distinct":
             constraints.append({"distinctAttribute": f"{DRIVER}/size"})
+        elif kind == "match-list":
+            constraints.append({"matchAttribute": f"{DRIVER}/links"})
+        elif kind == "distinct-list":
+            constraints.append({"distinctAttribute": f"{DRIVER}/links"})
         elif kind == "cel":
             constraints.append({"cel": {"expression": draw(st.sampled_from(CEL_CONSTRAINTS))}})
         out.append(

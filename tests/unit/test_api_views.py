@@ -14,6 +14,7 @@ from apiserver.api.resource.views import (
     dedicated_devices,
     device_placement,
     placement,
+    shared_devices,
     slice_view,
 )
 
@@ -95,3 +96,36 @@ def test_claim_results_keep_admin_access_and_dedicated_devices_drop_it() -> None
     assert dedicated_devices(claim) == (DeviceID("d", "p", "x"),)
     assert dedicated_devices({"status": {}}) == ()
     assert str(DeviceID("d", "p", "x")) == "d/p/x"
+
+
+def test_shares_are_not_dedicated_and_carry_what_they_consume() -> None:
+    """A result with a shareID is a share of a multi-allocatable device: it does not take
+    the device whole, and its consumedCapacity is read in nano units (admin-access shares
+    count for nothing, as upstream)."""
+    share = "0f3f5f4e-2a3b-4c5d-8e9f-0a1b2c3d4e5f"
+    results = [
+        {"request": "a", "driver": "d", "pool": "p", "device": "x"},
+        {
+            "request": "b",
+            "driver": "d",
+            "pool": "p",
+            "device": "nic",
+            "shareID": share,
+            "consumedCapacity": {"bandwidth": "2Gi", "queues": "4"},
+        },
+        {
+            "request": "c",
+            "driver": "d",
+            "pool": "p",
+            "device": "nic",
+            "shareID": share.replace("0f", "1f"),
+            "adminAccess": True,
+            "consumedCapacity": {"bandwidth": "1Gi"},
+        },
+    ]
+    claim = {"status": {"allocation": {"devices": {"results": results}}}}
+    assert dedicated_devices(claim) == (DeviceID("d", "p", "x"),)
+    assert shared_devices(claim) == (
+        (DeviceID("d", "p", "nic"), (("bandwidth", 2 * 2**30 * 10**9), ("queues", 4 * 10**9))),
+    )
+    assert claim_results(claim)[1].shared

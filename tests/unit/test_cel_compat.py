@@ -141,6 +141,28 @@ SELECTORS: list[tuple[str, str, bool | Err]] = [
         'device.attributes["gpu.example.com"].firmware.compareTo(semver("2.0.0")) == 0',
         True,
     ),
+    # A device's pre-release version against literals: equal, and ordered by its
+    # dot-separated identifiers (a pre-release key once held a byte the library cut off).
+    (
+        "semver-attribute-prerelease-equal",
+        'device.attributes["gpu.example.com"].driverVersion == semver("1.2.3-rc.1")',
+        True,
+    ),
+    (
+        "semver-attribute-prerelease-greater",
+        'device.attributes["gpu.example.com"].driverVersion.isGreaterThan(semver("1.2.3-rc.0"))',
+        True,
+    ),
+    (
+        "semver-attribute-prerelease-fewer-identifiers-first",
+        'device.attributes["gpu.example.com"].driverVersion.isLessThan(semver("1.2.3-rc.1.0"))',
+        True,
+    ),
+    (
+        "semver-attribute-prerelease-identifier-order",
+        'device.attributes["gpu.example.com"].driverVersion.isLessThan(semver("1.2.3-rc-1"))',
+        True,
+    ),
     ("semver-build-ignored", 'semver("1.0.0+a") == semver("1.0.0+b")', True),
     ("semver-equality", 'device.attributes["gpu.example.com"].firmware == semver("2.0.0")', True),
     ("semver-major", 'device.attributes["gpu.example.com"].driverVersion.major() == 1', True),

@@ -47,9 +47,6 @@ class Index:
     def pool_keys(self) -> list[PoolKey]:
         return sorted(self.summaries_of)
 
-    def held(self, key: PoolKey) -> set[str]:
-        return set(self.allocated.get(key, ()))
-
     async def summaries(self, driver: str, pool: str | None = None) -> list[PoolSummary]:
         out = []
         for i, key in enumerate(k for k in self.pool_keys() if k[0] == driver):
@@ -90,13 +87,12 @@ async def test_gauges_per_pool_and_driver_with_held_devices() -> None:
     assert got[("dra_pool_allocated_devices", one)] == 2
     assert got[("dra_pool_unavailable_devices", one)] == 1
     assert got[("dra_pool_available_devices", one)] == 1
-    # "a" is allocated already: only "c" is held and not allocated.
-    assert got[("dra_pool_held_devices", one)] == 1
+    assert got[("dra_pool_held_devices", one)] == 2
     assert got[("dra_pool_held_devices", labels("nic", "n"))] == 1
     assert got[("dra_pool_held_devices", labels("gpu", "fabric"))] == 0
     assert got[("dra_driver_devices", (("driver", "gpu"),))] == 6
     assert got[("dra_driver_available_devices", (("driver", "gpu"),))] == 3
-    assert got[("dra_driver_held_devices", (("driver", "gpu"),))] == 1
+    assert got[("dra_driver_held_devices", (("driver", "gpu"),))] == 2
     assert got[("dra_driver_pools", (("driver", "gpu"),))] == 2
     assert got[("dra_driver_pools", (("driver", "nic"),))] == 1
     assert got[("dra_reservation_held_devices", ())] == 3

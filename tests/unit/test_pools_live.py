@@ -14,17 +14,16 @@ import pytest
 
 from apiserver.api.names import dns1123_subdomain_errors
 from apiserver.api.resource import DRA_GROUP
-from apiserver.api.resource.views import DeviceID
 from apiserver.controllers.poolstatus import request_status
 from apiserver.devices import DeviceView
 from apiserver.kinds.resourcepool import ResourcePoolStrategy
-from apiserver.pools import LivePools, PoolIndex
+from apiserver.pools import HeldReservations, LivePools, PoolIndex
 from apiserver.pools.names import MAX_NAME, hashed_name, readable_name
 from apiserver.sources import MemorySource, RevisionClock
 from apiserver.storage import EventType, WatchEvent
 from devtools.waiting import eventually
 
-from .deviceobjects import DRIVER, class_obj, device, slice_obj
+from .deviceobjects import DRIVER, class_obj, device, reservation_obj, slice_obj
 
 WAIT = 10.0
 RESOURCE = ResourcePoolStrategy.for_group(DRA_GROUP).resource
@@ -106,6 +105,7 @@ class Live:
     view: DeviceView
     index: PoolIndex
     pools: LivePools
+    reservations: MemorySource
 
     async def objects(self) -> dict[str, dict[str, Any]]:
         page = await self.pools.store.list(PREFIX)
@@ -128,16 +128,17 @@ async def live() -> AsyncIterator[Live]:
         [claim("c1", ("n1", "g0")), claim("c2", ("n3", "half-0")), claim("c3", ("multi", "d1a"))],
         clock=clock,
     )
+    reservations = MemorySource("devicereservations", clock=clock)
     view = DeviceView(slices, classes, patches)
-    index = PoolIndex(view, slices, claims)
+    index = PoolIndex(view, slices, claims, reservations=HeldReservations(reservations))
     pools = LivePools(index, RESOURCE)
-    for source in (slices, classes, patches, claims):
+    for source in (slices, classes, patches, claims, reservations):
         await source.start()
     await view.start()
     await index.start()
     await pools.start()
     await eventually(lambda: pools.has_synced, "the pool view", timeout=WAIT)
-    yield Live(clock, slices, claims, view, index, pools)
+    yield Live(clock, slices, claims, view, index, pools, reservations)
     await pools.close()
     await index.close()
     await view.close()
@@ -209,11 +210,11 @@ async def test_an_allocation_modifies_only_its_pool(live: Live) -> None:
 
 
 async def test_reservations_count_as_allocated(live: Live) -> None:
-    live.index.reserve([DeviceID(DRIVER, "n2", "ok")])
+    live.reservations.put(reservation_obj("held", "n2", "ok"))
     await live.caught_up()
     status = (await live.objects())[f"{DRIVER}.n2"]["status"]
     assert (status["allocatedDevices"], status["availableDevices"]) == (1, 1)
-    live.index.release([DeviceID(DRIVER, "n2", "ok")])
+    live.reservations.remove("held")
     await live.caught_up()
     assert (await live.objects())[f"{DRIVER}.n2"]["status"]["allocatedDevices"] == 0
 

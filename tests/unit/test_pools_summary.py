@@ -9,7 +9,7 @@ import pytest
 
 from apiserver.api.resource.views import slice_view
 from apiserver.devices import DeviceState
-from apiserver.pools import DeviceFacts, PoolSummary, device_facts, summarize
+from apiserver.pools import DeviceFacts, PoolSummary, device_facts, gather, summarize, summary_of
 
 DRIVER = "gpu.example.com"
 
@@ -170,6 +170,76 @@ def test_consuming_an_unknown_counter_set_is_unavailable_and_reported() -> None:
     assert summary.errors == (
         "pool pool-a: device gpu-0 consumes counter set missing, which the pool does not define",
     )
+
+
+def _own_slice_layout(counter_set: str = "gpu-0") -> tuple[list[dict[str, Any]], list[DeviceFacts]]:
+    """Kubernetes 1.35+ layout: the counter set in a slice of its own, the devices that
+    consume it (the whole GPU and its halves) in another slice of the same pool."""
+    counter_slice = raw_slice(
+        "counters",
+        count=2,
+        sharedCounters=[{"name": counter_set, "counters": {"memory": {"value": "80Gi"}}}],
+    )
+    parts = {"whole": "80Gi", "half-0": "40Gi", "half-1": "40Gi"}
+    devices = [
+        {
+            "name": name,
+            "consumesCounters": [
+                {"counterSet": "gpu-0", "counters": {"memory": {"value": memory}}}
+            ],
+        }
+        for name, memory in parts.items()
+    ]
+    device_slice = raw_slice("devices", devices, count=2)
+    return [counter_slice, device_slice], [device_facts(state("devices", d)) for d in devices]
+
+
+def test_counter_set_in_a_slice_of_its_own_is_counted_across_the_pool() -> None:
+    slices, devices = _own_slice_layout()
+    summary = pool(slices, devices)
+    assert counts(summary) == (3, 0, 3, 0)
+    assert summary.errors == ()
+    assert summary.slice_count == 2
+    # A half taken: the other half still fits, the whole GPU does not; and back.
+    assert counts(pool(slices, devices, {"half-0"})) == (3, 1, 1, 1)
+    assert counts(pool(slices, devices, {"whole"})) == (3, 1, 0, 2)
+    assert counts(pool(slices, devices, set())) == (3, 0, 3, 0)
+
+
+def test_a_pool_lacking_the_consumed_counter_set_is_invalid_with_a_reason() -> None:
+    slices, devices = _own_slice_layout(counter_set="gpu-1")
+    facts = [f for f in (slice_view(s) for s in slices) if f is not None]
+    gathered = gather(DRIVER, "pool-a", facts, devices)
+    assert gathered.invalid
+    assert not gathered.incomplete
+    assert gathered.problems == (
+        "devices half-0, half-1, whole consume counter set gpu-0, which the pool does not define",
+    )
+    summary = summary_of(gathered, set())
+    assert counts(summary) == (3, 0, 0, 3)
+
+
+def test_counter_slice_not_yet_published_makes_the_pool_incomplete() -> None:
+    slices, devices = _own_slice_layout()
+    gathered = gather(DRIVER, "pool-a", [f for f in [slice_view(slices[1])] if f], devices)
+    assert gathered.incomplete
+    assert not gathered.usable
+
+
+def test_a_counter_set_name_twice_in_the_pool_is_invalid() -> None:
+    slices, devices = _own_slice_layout()
+    again = raw_slice(
+        "counters-again",
+        count=3,
+        sharedCounters=[{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}],
+    )
+    for s in slices:
+        s["spec"]["pool"]["resourceSliceCount"] = 3
+    gathered = gather(
+        DRIVER, "pool-a", [f for f in (slice_view(s) for s in [*slices, again]) if f], devices
+    )
+    assert gathered.invalid
+    assert "counter set gpu-0 defined in more than one slice" in gathered.problems
 
 
 # -- generations and completeness ----------------------------------------------------------

@@ -1,5 +1,6 @@
 """The reservation service over a real SQLite store: atomic reserve, release, what is held,
-expiry and release once a claim's allocation holds the devices."""
+expiry and release once a claim's allocation holds the devices; devices pending on this
+replica and the per-user cap."""
 
 from __future__ import annotations
 
@@ -46,14 +47,14 @@ class Clock:
 
 
 class Replica:
-    def __init__(self, store: Store, clock: Clock | None = None) -> None:
+    def __init__(self, store: Store, clock: Clock | None = None, max_per_user: int = 100) -> None:
         self.store = store
         self.registry = Registry(DeviceReservationStrategy.for_group(GROUP), store)
         self.claims = StoreSource(store, CLAIMS.key_prefix(), name="resourceclaims")
         self.service = (
-            ReservationService(self.registry, self.claims, now=clock)
+            ReservationService(self.registry, self.claims, now=clock, max_per_user=max_per_user)
             if clock is not None
-            else ReservationService(self.registry, self.claims)
+            else ReservationService(self.registry, self.claims, max_per_user=max_per_user)
         )
 
     async def start(self) -> None:
@@ -319,3 +320,59 @@ async def test_the_expiration_time_is_never_earlier_than_asked(
     clock.at = datetime(2026, 1, 1, 0, 1, 0, tzinfo=UTC)
     exact = await clocked.service.reserve("node-1", [gpu(1)], [CLAIM], 10)
     assert exact.spec.expiration_time == "2026-01-01T00:01:10Z"
+
+
+# -- pending reserves and the per-user cap --------------------------------------------------
+
+
+async def test_a_reservation_names_its_user_and_counts_for_it(replica: Replica) -> None:
+    made = await replica.service.reserve("node-1", [gpu(0)], [CLAIM], 30, user="alice")
+    assert made.spec.username == "alice"
+    await replica.service.reserve("node-1", [gpu(1)], [CLAIM], 30)
+    assert replica.service.devices.count_by("alice") == 1
+    assert replica.service.devices.count_by("bob") == 0
+
+
+async def test_pending_devices_are_in_flight_until_the_block_ends(replica: Replica) -> None:
+    assert replica.service.in_flight() == set()
+    with replica.service.pending([gpu(0), gpu(1)], "alice"):
+        assert replica.service.in_flight() == {gpu(0), gpu(1)}
+        settled = asyncio.create_task(replica.service.settled([gpu(1), gpu(5)]))
+        await asyncio.sleep(0)  # the waiter runs: it must still be waiting
+        assert not settled.done()
+    await asyncio.wait_for(settled, 5)
+    assert replica.service.in_flight() == set()
+    await asyncio.wait_for(replica.service.settled([gpu(0)]), 5)  # nothing pending: at once
+
+
+async def test_the_cap_counts_held_and_pending_reservations_of_the_user(store: SQLiteStore) -> None:
+    capped = Replica(store, max_per_user=2)
+    await capped.start()
+    try:
+        await capped.service.reserve("node-1", [gpu(0)], [CLAIM], 30, user="alice")
+        with capped.service.pending([gpu(1)], "alice"):
+            with (
+                pytest.raises(errors.StatusError) as info,
+                capped.service.pending([gpu(2)], "alice"),
+            ):
+                pass
+            assert (info.value.code, info.value.reason) == (429, "TooManyRequests")
+            assert capped.service.in_flight() == {gpu(1)}  # the refused one marked nothing
+            with capped.service.pending([gpu(3)], "bob"):  # another user: not capped
+                pass
+        with capped.service.pending([gpu(2)], "alice"):  # the pending one ended: room
+            pass
+    finally:
+        await capped.close()
+
+
+async def test_no_cap_when_it_is_zero(store: SQLiteStore) -> None:
+    uncapped = Replica(store, max_per_user=0)
+    await uncapped.start()
+    try:
+        for i in range(5):
+            await uncapped.service.reserve("node-1", [gpu(i)], [CLAIM], 30, user="alice")
+        with uncapped.service.pending([gpu(9)], "alice"):
+            assert uncapped.service.in_flight() == {gpu(9)}
+    finally:
+        await uncapped.close()

@@ -203,6 +203,81 @@ def consume(counter_set: str = "gpu-0-set", **fields: Any) -> dict[str, Any]:
             [f"{D0}.attributes[bad name]", f"{D0}.attributes[both]", f"{D0}.capacity[a/b/c]"],
             id="attributes and capacity",
         ),
+        # List-type attributes (upstream's DRAListTypeAttributes).
+        pytest.param(
+            spec(
+                devices=device(
+                    attributes={
+                        "numa": {"ints": [0, 1]},
+                        "flags": {"bools": [True, False]},
+                        "example.com/pcieRoots": {"strings": ["pci0000:00", "pci0000:80"]},
+                        "drivers": {"versions": ["1.2.3", "2.0.0-rc.1"]},
+                    }
+                )
+            ),
+            [],
+            id="list attributes",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"numa": {"ints": []}})),
+            [f"{D0}.attributes[numa].ints"],
+            id="list attribute empty",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"roots": {"strings": ["ok", "x" * 65]}})),
+            [f"{D0}.attributes[roots].strings[1]"],
+            id="list attribute string too long",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"v": {"versions": ["1.0.0", "1.0"]}})),
+            [f"{D0}.attributes[v].versions[1]"],
+            id="list attribute version not semver",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"a": {"int": 1 << 63}, "b": {"int": -(1 << 63)}})),
+            [f"{D0}.attributes[a].int"],
+            id="int attribute beyond int64",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"a": {"ints": [(1 << 63) - 1, -(1 << 63) - 1]}})),
+            [f"{D0}.attributes[a].ints[1]"],
+            id="list attribute int beyond int64",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"v": {"strings": ["a"], "string": "a"}})),
+            [f"{D0}.attributes[v]"],
+            id="list and scalar both set",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"v": {"ints": [1], "bools": [True]}})),
+            [f"{D0}.attributes[v]"],
+            id="two lists set",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"v": {"ints": ["1"]}})),
+            [f"{D0}.attributes[v].ints[0]"],
+            id="list attribute of the wrong element type",
+        ),
+        pytest.param(
+            spec(devices=device(attributes={"a": {"ints": list(range(47))}, "b": {"int": 1}})),
+            [],
+            id="48 attribute values",
+        ),
+        pytest.param(
+            spec(
+                devices=device(attributes={"a": {"ints": list(range(47))}, "b": {"ints": [1, 2]}})
+            ),
+            [f"{D0}.attributes"],
+            id="49 attribute values",
+        ),
+        pytest.param(
+            spec(
+                devices=device(attributes={"b": {"int": 1}}, includes=["m"]),
+                mixins={"device": [{"name": "m", "attributes": {"a": {"strings": ["x"] * 48}}}]},
+            ),
+            [f"{D0}.attributes"],
+            id="attribute values counted once mixins are applied",
+        ),
         pytest.param(
             spec(devices=device(capacity={"memory": {"value": "lots"}})),
             [f"{D0}.capacity[memory].value"],
@@ -442,13 +517,62 @@ def consume(counter_set: str = "gpu-0-set", **fields: Any) -> dict[str, Any]:
             [],
             id="consumption",
         ),
+        # Kubernetes 1.35+: counter sets in a slice of their own, devices elsewhere in the pool.
         pytest.param(
             spec(
                 sharedCounters=SETS,
                 devices=device(consumesCounters=[consume("other", counters=counters(1))]),
             ),
-            [f"{D0}.consumesCounters[0].counterSet"],
-            id="consumption of an unknown counter set",
+            [],
+            id="consumption of a counter set of another slice of the pool",
+        ),
+        pytest.param(
+            spec(devices=device(consumesCounters=[consume(counters={"memory": {"value": "1"}})])),
+            [],
+            id="device slice without counter sets (1.35 layout)",
+        ),
+        pytest.param(spec(sharedCounters=SETS, devices=None), [], id="counter slice (1.35 layout)"),
+        pytest.param(
+            spec(sharedCounters=[{"name": "gpu-0-set"}], devices=None),
+            ["spec.sharedCounters[0].counters"],
+            id="counter slice: a counter set without counters",
+        ),
+        pytest.param(
+            spec(sharedCounters=SETS + SETS, devices=None),
+            ["spec.sharedCounters[1].name"],
+            id="counter slice: a counter set named twice",
+        ),
+        pytest.param(
+            spec(sharedCounters=[{"name": "Bad_Set", "counters": counters(1)}], devices=None),
+            ["spec.sharedCounters[0].name"],
+            id="counter slice: counter set name not a DNS label",
+        ),
+        pytest.param(
+            spec(
+                sharedCounters=[{"name": "s", "counters": {"Bad_Counter": {"value": "1"}}}],
+                devices=None,
+            ),
+            ["spec.sharedCounters[0].counters[Bad_Counter]"],
+            id="counter slice: counter name not a DNS label",
+        ),
+        pytest.param(
+            spec(nodeName=None, sharedCounters=SETS, devices=None),
+            ["spec"],
+            id="counter slice: node selection still required",
+        ),
+        pytest.param(
+            spec(devices=device(consumesCounters=[consume(counters={})])),
+            [f"{D0}.consumesCounters[0].counters"],
+            id="device slice: a consumption without counters",
+        ),
+        pytest.param(
+            spec(
+                devices=device(
+                    consumesCounters=[consume(counters=counters(1)), consume(counters=counters(1))]
+                )
+            ),
+            [f"{D0}.consumesCounters[1].counterSet"],
+            id="device slice: one consumption per counter set",
         ),
         pytest.param(
             spec(
@@ -622,6 +746,7 @@ def consume(counter_set: str = "gpu-0-set", **fields: Any) -> dict[str, Any]:
                 devices=device(
                     allowMultipleAllocations=True,
                     capacity={
+                        # a default alone may exceed the value, as upstream
                         "a": {"value": "1Gi", "requestPolicy": {"default": "2Gi"}},
                         "b": {"value": "4", "requestPolicy": {"validValues": ["1", "2"]}},
                         "c": {
@@ -644,7 +769,6 @@ def consume(counter_set: str = "gpu-0-set", **fields: Any) -> dict[str, Any]:
                 )
             ),
             [
-                f"{D0}.capacity[a].requestPolicy.default",
                 f"{D0}.capacity[b].requestPolicy.default",
                 f"{D0}.capacity[c].requestPolicy.validValues[2]",
                 f"{D0}.capacity[c].requestPolicy.validValues[3]",
@@ -707,7 +831,6 @@ def consume(counter_set: str = "gpu-0-set", **fields: Any) -> dict[str, Any]:
                 f"{D0}.capacity[b].requestPolicy.default",
                 f"{D0}.capacity[c].requestPolicy.default",
                 f"{D0}.capacity[d].requestPolicy.validRange.max",
-                f"{D0}.capacity[e].requestPolicy.default",
                 f"{D0}.capacity[e].requestPolicy.validRange.max",
                 f"{D0}.capacity[f].requestPolicy.validRange.step",
             ],
@@ -995,7 +1118,7 @@ def test_devices_with_taints_and_counters_are_not_capped_at_64() -> None:
         (
             spec(
                 sharedCounters=SETS,
-                devices=device(consumesCounters=[consume("x", counters=counters(1))]),
+                devices=device(consumesCounters=[consume(counters={"nope": {"value": "1"}})]),
             ),
             ErrorType.NOT_FOUND,
         ),

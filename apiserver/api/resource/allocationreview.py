@@ -34,7 +34,9 @@ class ClaimReference(APIModel):
     """A claim to allocate: a stored ResourceClaim, or an inline spec that is not stored."""
 
     namespace: str | None = Field(
-        None, description="Namespace of the claim. Required for a stored claim."
+        None,
+        description="Namespace of the claim. Required for a stored claim, which the caller "
+        "must be allowed to get (else 403, whether or not it exists).",
     )
     name: str | None = Field(
         None,
@@ -66,7 +68,8 @@ class AllocationReviewSpec(APIModel):
     reserve: bool | None = Field(
         None,
         description="Hold the devices chosen on the best feasible node in a DeviceReservation "
-        "until it expires, is deleted, or a claim's allocation of them is stored.",
+        "until it expires, is deleted, or a claim's allocation of them is stored. The caller "
+        "needs create on devicereservations.",
     )
     reservation_seconds: int | None = Field(
         None,
@@ -82,7 +85,9 @@ class ReviewReason(APIModel):
     reason: str = Field(
         description="A CamelCase reason, e.g. NoCandidates; BudgetExhausted when the node's "
         "search ran out of its share of the review's budget, NotSearched when the budget was "
-        "spent before the node was searched (neither says the claims cannot fit there)."
+        "spent before the node was searched (neither says the claims cannot fit there); "
+        "NodeNotFound, beside the others, when no Node of that name is known (only devices "
+        "published for that node name were considered)."
     )
     message: str = Field(description="What removed the candidates, with counts.")
 

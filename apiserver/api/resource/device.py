@@ -14,7 +14,9 @@ ATOMIC: dict[str, Any] = {"x-kubernetes-list-type": "atomic"}
 
 
 class DeviceAttribute(APIModel):
-    """Exactly one of int, bool, string or version must be set."""
+    """Exactly one of int, bool, string, version, ints, bools, strings or versions must be set.
+
+    The list forms are upstream's ``DRAListTypeAttributes`` shape (Kubernetes 1.36+)."""
 
     int_: int | None = Field(None, alias="int", description="IntValue is a number.")
     bool_: bool | None = Field(None, alias="bool", description="BoolValue is a true/false value.")
@@ -25,6 +27,28 @@ class DeviceAttribute(APIModel):
         None,
         description="VersionValue is a semantic version according to semver.org spec 2.0.0. "
         "Must not be longer than 64 characters.",
+    )
+    ints: list[int] | None = Field(
+        None,
+        description="IntValues is a non-empty list of numbers.",
+        json_schema_extra=ATOMIC,
+    )
+    bools: list[bool] | None = Field(
+        None,
+        description="BoolValues is a non-empty list of true/false values.",
+        json_schema_extra=ATOMIC,
+    )
+    strings: list[str] | None = Field(
+        None,
+        description="StringValues is a non-empty list of strings. Each string must not be "
+        "longer than 64 characters.",
+        json_schema_extra=ATOMIC,
+    )
+    versions: list[str] | None = Field(
+        None,
+        description="VersionValues is a non-empty list of semantic versions according to "
+        "semver.org spec 2.0.0. Each version string must not be longer than 64 characters.",
+        json_schema_extra=ATOMIC,
     )
 
 

@@ -51,6 +51,11 @@ class DeviceReservationSpec(APIModel):
         description="When the reservation lapses: from then on its devices are free, and the"
         " server deletes it."
     )
+    username: str | None = Field(
+        None,
+        description="The user whose AllocationReview made the reservation (its reservations"
+        " count against that user's cap on held reservations).",
+    )
 
 
 class DeviceReservation(KindModel):

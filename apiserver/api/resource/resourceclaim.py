@@ -222,13 +222,15 @@ class DeviceConstraint(APIModel):
     match_attribute: str | None = Field(
         None,
         description="MatchAttribute requires that all devices in question have this attribute "
-        "and that its type and value are the same across those devices. Must be a fully "
-        "qualified name (domain/name).",
+        "and that its type and value are the same across those devices; for list-type "
+        "attributes, that the devices' values have at least one element in common (a scalar "
+        "counts as a list of one). Must be a fully qualified name (domain/name).",
     )
     distinct_attribute: str | None = Field(
         None,
         description="DistinctAttribute requires that all devices in question have this "
-        "attribute and that its values are all different. Must be a fully qualified name.",
+        "attribute and that its values are all different; for list-type attributes, that no "
+        "element appears in the values of two devices. Must be a fully qualified name.",
     )
     cel: CELDeviceConstraint | None = Field(
         None,

@@ -8,8 +8,10 @@ view, the pools and the allocator read are parsed here, once, into frozen views:
 * ``SliceView``: a slice's name, driver, pool, generation, ``resourceSliceCount``,
   placement, device count and counter sets (mixins applied);
 * ``DeviceID``: ``driver/pool/device``;
-* ``AllocatedDevice``: one result of a claim's allocation, with its admin-access flag
-  (``claim_results``); ``dedicated_devices`` are those that take the device from others.
+* ``AllocatedDevice``: one result of a claim's allocation, with its admin-access flag, its
+  ``shareID`` and the capacity it consumes (``claim_results``); ``dedicated_devices`` are
+  those that take the whole device from others, ``shared_devices`` the shares of devices that
+  allow multiple allocations (a result with a ``shareID``), with what each consumes.
 
 Malformed input never raises here: validation rejects it on write, and a value that cannot
 be read is left out.
@@ -192,6 +194,13 @@ class AllocatedDevice:
     id: DeviceID
     request: str
     admin_access: bool
+    share_id: str | None = None
+    consumed: tuple[tuple[str, int], ...] = ()
+    """``consumedCapacity`` in nano units, sorted by name."""
+
+    @property
+    def shared(self) -> bool:
+        return self.share_id is not None
 
 
 def claim_results(claim: JSON) -> tuple[AllocatedDevice, ...]:
@@ -205,17 +214,33 @@ def claim_results(claim: JSON) -> tuple[AllocatedDevice, ...]:
             continue
         driver, pool, device = result.get("driver"), result.get("pool"), result.get("device")
         if isinstance(driver, str) and isinstance(pool, str) and isinstance(device, str):
+            share = result.get("shareID")
             out.append(
                 AllocatedDevice(
                     DeviceID(driver, pool, device),
                     str(result.get("request", "")),
                     bool(result.get("adminAccess")),
+                    share if isinstance(share, str) and share else None,
+                    counters(
+                        {
+                            k: {"value": v}
+                            for k, v in as_dict(result.get("consumedCapacity")).items()
+                        }
+                    ),
                 )
             )
     return tuple(out)
 
 
 def dedicated_devices(claim: JSON) -> tuple[DeviceID, ...]:
-    """The devices a claim's allocation takes from others: admin-access results excepted, as
-    upstream."""
-    return tuple(r.id for r in claim_results(claim) if not r.admin_access)
+    """The devices a claim's allocation takes whole from others: admin-access results and
+    shares of multi-allocatable devices excepted, as upstream."""
+    return tuple(r.id for r in claim_results(claim) if not r.admin_access and not r.shared)
+
+
+def shared_devices(claim: JSON) -> tuple[tuple[DeviceID, tuple[tuple[str, int], ...]], ...]:
+    """The shares a claim's allocation holds of devices that allow multiple allocations, each
+    with the capacity it consumes (admin-access results excepted, as upstream)."""
+    return tuple(
+        (r.id, r.consumed) for r in claim_results(claim) if r.shared and not r.admin_access
+    )

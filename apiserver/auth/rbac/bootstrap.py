@@ -8,8 +8,9 @@ holding the rules for the kinds this server serves; ``system:basic-user`` (the s
 ``system:authenticated`` (the last also to ``system:unauthenticated``).
 
 ``dra-scheduler-shim`` holds exactly the calls the scheduler shim makes (read a pod and bind
-it, read and watch claims and write their status, ask AllocationReview, look devices up,
-release its reservation); it is bound to no one.
+it, read and watch claims and write their status, ask AllocationReview and reserve through
+it, which is ``create`` on devicereservations, look devices up, release its reservation,
+and check a caller's bearer token with a TokenReview); it is bound to no one.
 
 ResourcePoolStatusRequests are left out of the aggregated roles on purpose: KEP-5677 keeps
 them out of admin/edit/view (they expose infrastructure); grant them explicitly, e.g. with
@@ -198,7 +199,10 @@ def cluster_roles(group: str) -> list[JSON]:
                 _rule(["update"], [dra], ["resourceclaims/status"]),
                 _rule(["create"], [group], ["allocationreviews"]),
                 _rule(["list"], [group], ["devices"]),
-                _rule(["delete"], [group], ["devicereservations"]),
+                _rule(["create", "delete"], [group], ["devicereservations"]),
+                _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+                # The attach wait, told on the pod and its claims.
+                _rule(["get", "create", "patch"], [""], ["events"]),
             ],
         ),
         cluster_role(

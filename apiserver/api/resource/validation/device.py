@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 from .... import cel
 from ....cel import quantity
@@ -22,7 +23,6 @@ from ..device import (
     DeviceCapacity,
     DeviceSelector,
     DeviceTaint,
-    NullableDeviceAttribute,
 )
 
 DRIVER_NAME_MAX = 63
@@ -30,6 +30,10 @@ POOL_NAME_MAX = 253
 DEVICE_MAX_DOMAIN_LENGTH = 63
 DEVICE_MAX_ID_LENGTH = 32
 ATTRIBUTE_VALUE_MAX = 64
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+"""An int attribute is an int64 upstream (JSON numbers beyond it do not decode there)."""
+MAX_ATTRIBUTE_VALUES_PER_DEVICE = 48
+"""Attribute values of one device, each element of a list attribute counting as one (1.36)."""
 MAX_ATTRIBUTES_AND_CAPACITIES = 32
 MAX_SELECTORS = 32
 MAX_VALID_VALUES = 10
@@ -116,32 +120,85 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
 
 
 def validate_attribute_value(attr: DeviceAttribute, path: Path) -> list[FieldError]:
-    """Exactly one value, strings and versions at most 64 bytes, versions valid semver."""
+    """Exactly one value; ints within int64, strings and versions at most 64 bytes, versions
+    valid semver; a list (``ints``, ``bools``, ``strings``, ``versions``) non-empty, each
+    element checked as its scalar would be. Only the one field set is looked at, and a
+    field path is built only for an error (this runs for every attribute of every slice)."""
     values = _set_values(attr)
     if len(values) != 1:
         return [field.invalid(str(path), _present(attr), "exactly one value must be specified")]
-    errs: list[FieldError] = []
-    if attr.string is not None and len(attr.string.encode()) > ATTRIBUTE_VALUE_MAX:
-        errs.append(field.too_long(str(path.child("string")), ATTRIBUTE_VALUE_MAX))
-    if attr.version is not None:
-        if len(attr.version.encode()) > ATTRIBUTE_VALUE_MAX:
-            errs.append(field.too_long(str(path.child("version")), ATTRIBUTE_VALUE_MAX))
-        elif not _SEMVER.match(attr.version):
-            errs.append(
-                field.invalid(
-                    str(path.child("version")),
-                    attr.version,
-                    "must be a string compatible with semver.org spec 2.0.0",
-                )
-            )
-    return errs
+    kind = values[0]
+    scalar = _ELEMENT.get(kind)
+    if scalar is None:
+        check = _CHECKS.get(kind)
+        value = getattr(attr, kind)
+        if check is None or check[0](value):
+            return []  # a bool, a null of a patch, or a good scalar
+        return check[1](value, path.child(kind.rstrip("_")))
+    items = getattr(attr, kind)
+    if not items:
+        return [field.required(str(path.child(kind)), "a list value must not be empty")]
+    check = _CHECKS.get(scalar)
+    if check is None:
+        return []
+    good, errors = check
+    out: list[FieldError] = []
+    for i, item in enumerate(items):
+        if not good(item):
+            out += errors(item, path.child(kind).index(i))
+    return out
+
+
+LIST_VALUES = ("ints", "bools", "strings", "versions")
+"""The list forms of a DeviceAttribute (upstream's ``DRAListTypeAttributes``)."""
+_ELEMENT = {"ints": "int_", "bools": "bool_", "strings": "string", "versions": "version"}
+_VALUE_FIELDS = ("int_", "bool_", "string", "version", *LIST_VALUES, "null")
+"""Every value field, in the order errors name them (``null``: patches only)."""
+
+
+def _int_ok(value: int) -> bool:
+    return INT64_MIN <= value <= INT64_MAX
+
+
+def _int_errors(value: int, path: Path) -> list[FieldError]:
+    return [field.invalid(str(path), value, "must be a 64-bit signed integer")]
+
+
+def _string_ok(value: str) -> bool:
+    return len(value) <= ATTRIBUTE_VALUE_MAX // 4 or len(value.encode()) <= ATTRIBUTE_VALUE_MAX
+
+
+def _string_errors(value: str, path: Path) -> list[FieldError]:
+    return [field.too_long(str(path), ATTRIBUTE_VALUE_MAX)]
+
+
+def _version_ok(value: str) -> bool:
+    return _string_ok(value) and _SEMVER.match(value) is not None
+
+
+def _version_errors(value: str, path: Path) -> list[FieldError]:
+    if not _string_ok(value):
+        return _string_errors(value, path)
+    return [
+        field.invalid(str(path), value, "must be a string compatible with semver.org spec 2.0.0")
+    ]
+
+
+_CHECKS: dict[str, tuple[Callable[[Any], bool], Callable[[Any, Path], list[FieldError]]]] = {
+    "int_": (_int_ok, _int_errors),
+    "string": (_string_ok, _string_errors),
+    "version": (_version_ok, _version_errors),
+}
+"""Per scalar field: is a value good, and the errors of one that is not."""
 
 
 def _set_values(attr: DeviceAttribute) -> list[str]:
-    names = ["int_", "bool_", "string", "version"]
-    if isinstance(attr, NullableDeviceAttribute):
-        names.append("null")
-    return [n for n in names if getattr(attr, n) is not None]
+    """The value fields set (not null), in ``_VALUE_FIELDS`` order; usually one."""
+    given = attr.model_fields_set
+    if len(given) == 1:  # the common case
+        for name in given:
+            return [name] if getattr(attr, name) is not None else []
+    return [n for n in _VALUE_FIELDS if n in given and getattr(attr, n) is not None]
 
 
 def _present(attr: DeviceAttribute) -> list[str]:
@@ -202,15 +259,9 @@ def validate_request_policy(
     """Upstream's rules for a consumable capacity: a default within the valid amounts, valid
     values ascending and within the capacity, a range within the capacity."""
     errs: list[FieldError] = []
+    # A default alone is not checked against the value, as upstream: it only makes an
+    # unrequested share of the device never fit.
     default = _quantity(policy.default) if policy.default is not None else None
-    if default is not None and default.nanos > capacity.nanos:
-        errs.append(
-            field.invalid(
-                str(path.child("default")),
-                policy.default,
-                "must be less than or equal to capacity value",
-            )
-        )
     if policy.valid_values is not None and policy.valid_range is not None:
         errs.append(field.forbidden(str(path), "only one of validValues and validRange may be set"))
         return errs

@@ -12,10 +12,12 @@ its own per-field limits, so those are taken as the KEP gives them:
 ======================================================  =====  ===========================
 limit                                                   here   upstream v1 (1.36)
 ======================================================  =====  ===========================
-devices per slice                                       128    128, or 64 with taints or
-                                                               consumed counters
+devices per slice                                       128    128, or 64 with taints,
+                                                               consumed counters or list
+                                                               attributes
 attributes + capacities, devices and device mixins      4096   (none; 32 per device)
 attributes + capacities per device, mixins applied      32     32 (without mixins)
+attribute values per device (a list counts each value)  48     48 (1.36)
 counter sets per slice                                  32     8
 counters, counter sets and counter set mixins           256    32 per counter set
 consumed counters, consumptions and their mixins        2048   32 per consumption
@@ -30,11 +32,25 @@ Taints and consumptions per device follow the KEP (4 each): upstream raised tain
 in 1.35 only together with halving the devices of a slice that uses them, which the KEP's
 slice-wide model replaces; keeping 4 keeps the KEP's worst-case object size.
 
-Counter sets live in the slice of the devices that consume them, as in the KEP (and in
-Kubernetes 1.33/1.34): a consumption must name a counter set of the same slice and only
-counters that set has (after its mixins), and a slice may hold both devices and counter
-sets. Upstream 1.35+ instead keeps counter sets in slices of their own; that rule is not
-applied here, because ``includes`` and the KEP's limits are per slice.
+Counter sets may live in two places, and both are accepted:
+
+* beside the devices that consume them, as in the KEP (and in Kubernetes 1.33/1.34): a
+  slice holds devices, counter sets and mixins, and a consumption of a counter set of the
+  same slice may only name counters that set has (after its mixins);
+* in a slice of their own, as Kubernetes 1.35+ drivers publish them: a slice with
+  ``sharedCounters`` and no devices, and devices in other slices of the same pool that
+  consume them. A consumption naming a counter set the slice does not define is therefore
+  not an error here: the counter slice may arrive later, and pool gathering
+  (``apiserver.pools.gather``) makes the pool invalid, with a reason, while it lacks the
+  set or the counter. Counter set names unique per pool are checked there too.
+
+Upstream's rule that a slice holds either devices or counter sets is not applied, because
+the KEP's layout puts both in one slice (``includes`` and the KEP's limits are per slice).
+
+List-type attributes (``ints``, ``bools``, ``strings``, ``versions``; upstream's
+``DRAListTypeAttributes``) are non-empty lists of checked scalars, and a flattened device
+has at most 48 attribute values (``MAX_ATTRIBUTE_VALUES_PER_DEVICE``, each list element
+counting as one, as upstream 1.36).
 
 Mixins themselves have no per-mixin cap (the KEP counts them in the slice totals); a device
 mixin with more than 32 entries is legal but cannot be included by any valid device. Lists
@@ -54,7 +70,7 @@ from ...core.validation.nodeselector import validate_node_name, validate_node_se
 from ...field import ErrorType, FieldError, Path
 from ...names import dns1123_label_errors, qualified_name_errors
 from ..device import Counter, CounterSet, DeviceCounterConsumption
-from ..mixins import sources
+from ..mixins import merged, sources
 from ..resourceslice import (
     CounterSetMixin,
     Device,
@@ -64,6 +80,7 @@ from ..resourceslice import (
     ResourceSliceSpec,
 )
 from .device import (
+    MAX_ATTRIBUTE_VALUES_PER_DEVICE,
     MAX_TAINTS,
     too_many_attributes_and_capacities,
     validate_attributes_and_capacity,
@@ -452,6 +469,25 @@ def _validate_device_contents(device: Device, mixins: _Mixins, path: Path) -> li
             )
         )
         return errs
+    flat = (
+        merged(device.attributes, [name for _, name in includes], mixins.attributes)
+        if includes
+        else device.attributes or {}
+    )
+    values = len(flat) + sum(  # a list adds its length less the one a scalar counts
+        len(items) - 1
+        for a in flat.values()
+        if (items := a.ints or a.strings or a.versions or a.bools)
+    )
+    if values > MAX_ATTRIBUTE_VALUES_PER_DEVICE:
+        errs.append(
+            field.invalid(
+                str(path.child("attributes")),
+                values,
+                "the total number of attribute values (each element of a list counting as one) "
+                f"must not exceed {MAX_ATTRIBUTE_VALUES_PER_DEVICE}",
+            )
+        )
     if not device.allow_multiple_allocations:
         errs += _forbidden_request_policies(device, includes, mixins, path)
     return errs
@@ -657,14 +693,10 @@ def _validate_consumption(
         errs.append(field.required(str(set_path)))
     elif set_name in seen:
         errs.append(field.duplicate(str(set_path), set_name))
-    elif sets is None:
-        pass  # too many counters in the slice to tell which exist
-    elif set_name not in sets:
-        errs.append(
-            _not_found(set_path, set_name, "no counter set of that name in this ResourceSlice")
-        )
-    else:
+    elif sets is not None and set_name in sets:
         known_set = True
+    # else: a counter set of another slice of the pool (the 1.35 layout), or too many
+    # counters in this slice to tell which exist; pool gathering resolves it.
     seen.add(set_name)
     counters_path = path.child("counters")
     errs += _validate_counter_names(consumption.counters, counters_path)
