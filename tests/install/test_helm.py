@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -208,3 +210,46 @@ def test_install_certs_values_are_only_written_for_what_the_chart_renders(tmp_pa
     make_certs(tmp_path / "certs", "--base", str(own))
     assert not (tmp_path / "certs" / "helm-values.yaml").exists()
     assert (tmp_path / "certs" / "kustomization.yaml").exists()
+
+
+def test_the_readme_helm_install_renders_what_install_certs_chose(tmp_path: Path) -> None:
+    """The README's ``helm install`` line, as ``helm template`` (same arguments) over the
+    files ``install-certs`` wrote: the APIServices carry its caBundle, the image is the
+    reader's, and the Secrets the README applies beside it are the ones the chart mounts."""
+    readme = (REPO / "README.md").read_text()
+    [block] = [
+        b
+        for b in re.findall(r"^ *```sh\n(.*?)^ *```$", readme, flags=re.DOTALL | re.MULTILINE)
+        if "helm install" in b
+    ]
+    lines = [line.strip() for line in block.replace("\\\n", " ").splitlines() if line.strip()]
+    [install] = [line for line in lines if line.startswith("helm install")]
+    applied = [
+        word
+        for line in lines
+        if line.startswith("kubectl apply -f")
+        for word in line.split("#")[0].split()[3:]
+    ]
+    certs = tmp_path / "certs"
+    bundle = make_certs(certs)
+    args = shlex.split(
+        install.replace("<your registry>", "registry.example").replace("certs/", f"{certs}/")
+    )
+    assert args[:2] == ["helm", "install"]
+    _release, chart, *rest = args[2:]
+    assert (REPO / chart).resolve() == CHART
+    docs = template(*rest)
+    assert {d["spec"]["caBundle"] for d in docs if d["kind"] == "APIService"} == {bundle}
+    [deployment] = [d for d in docs if d["kind"] == "Deployment"]
+    [server] = deployment["spec"]["template"]["spec"]["containers"]
+    assert server["image"].startswith("registry.example/dra-apiserver:")
+    mounted = {
+        v["secret"]["secretName"]
+        for v in deployment["spec"]["template"]["spec"]["volumes"]
+        if "secret" in v
+    }
+    secret_files = [Path(p.replace("certs/", f"{certs}/")) for p in applied]
+    assert secret_files
+    assert all(p.exists() for p in secret_files)
+    names = {yaml.safe_load(p.read_text())["metadata"]["name"] for p in secret_files}
+    assert mounted <= names
