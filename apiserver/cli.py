@@ -18,6 +18,7 @@ from .schedule.run import SCHEDULER_NAME, ScheduleOptions, run_schedule
 from .server.app import ServerSettings
 from .server.certs import write_client_cert
 from .server.installcerts import install_certs
+from .server.protocol import READ_HEADER_TIMEOUT, READ_TIMEOUT
 from .server.serve import ServeOptions, serve
 from .shim.app import ShimOptions, run_shim
 
@@ -296,6 +297,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--max-request-body-bytes", type=int, default=3 * 1024 * 1024)
     s.add_argument(
+        "--read-header-timeout",
+        type=float,
+        default=READ_HEADER_TIMEOUT,
+        help="seconds a request's headers may take to arrive (from the connection, or the"
+        " request's first byte); past it the connection is closed (default"
+        f" {READ_HEADER_TIMEOUT:g}, as kube-apiserver)",
+    )
+    s.add_argument(
+        "--read-timeout",
+        type=float,
+        default=READ_TIMEOUT,
+        help="seconds a request's body may take to arrive after its headers; past it the"
+        f" request is answered 408 and the connection closed (default {READ_TIMEOUT:g})",
+    )
+    s.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     s.add_argument(
@@ -547,6 +563,8 @@ def main(argv: list[str] | None = None) -> None:
             tls_private_key_file=args.tls_private_key_file,
             log_level=args.log_level,
             access_log=args.access_log,
+            read_header_timeout=args.read_header_timeout,
+            read_timeout=args.read_timeout,
             settings=ServerSettings(
                 max_body_bytes=args.max_request_body_bytes,
                 min_request_timeout=args.min_request_timeout,

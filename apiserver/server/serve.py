@@ -46,10 +46,11 @@ from .kubeconfig import write_kubeconfig
 from .modes import build_cluster, check_upstream, stored_kinds
 from .poolstatus import PoolStatusOptions, PoolStatusService
 from .poolview import PoolViewOptions, PoolViewService
-from .protocol import BoundedHttpToolsProtocol
+from .protocol import READ_HEADER_TIMEOUT, READ_TIMEOUT, BoundedHttpToolsProtocol
 from .rbac import RBACPolicy, RBACService
 from .startup import AnnouncingServer, announcement, bind
 from .tlspeer import ssl_context_factory, with_peer_certificates
+from .tlspolicy import with_policy
 
 log = logging.getLogger("apiserver")
 MIB = 1024 * 1024
@@ -89,6 +90,8 @@ class ServeOptions:
     tls_private_key_file: str | None = None
     log_level: str = "info"
     access_log: bool = False
+    read_header_timeout: float = READ_HEADER_TIMEOUT
+    read_timeout: float = READ_TIMEOUT
     settings: ServerSettings = field(default_factory=ServerSettings)
     auth: AuthOptions = field(default_factory=AuthOptions)
 
@@ -297,11 +300,16 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         log_level=options.log_level,
         access_log=False,  # ours (server/accesslog.py) names who asked
         loop="uvloop",
-        # uvicorn's httptools protocol with a bound on the request head, and the client
-        # certificate in the scope: asked for (not verified) in the handshake, each
-        # authenticator verifies it against its own CA.
-        http=with_peer_certificates(BoundedHttpToolsProtocol),
-        ssl_context_factory=ssl_context_factory(options.auth.ca_files()),
+        # uvicorn's httptools protocol with a bound on the request head, deadlines for
+        # reading a request, and the client certificate in the scope: asked for (not
+        # verified) in the handshake, each authenticator verifies it against its own CA.
+        http=with_peer_certificates(
+            BoundedHttpToolsProtocol.with_timeouts(
+                options.read_header_timeout, options.read_timeout
+            )
+        ),
+        # TLS 1.2 with AEAD suites only, and TLS 1.3.
+        ssl_context_factory=with_policy(ssl_context_factory(options.auth.ca_files())),
         timeout_graceful_shutdown=5,
         # Nothing in front of the server sets X-Forwarded-* for it to trust.
         proxy_headers=False,

@@ -1,0 +1,294 @@
+"""Connections as kube-apiserver handles them: deadlines for reading a request, and TLS.
+
+A server started with short ``--read-header-timeout`` and ``--read-timeout`` drops
+connections whose request head does not arrive in time (half-sent heads, and connections
+that send nothing), answers 408 to a body that does not arrive, and keeps serving fresh
+requests and open watches meanwhile. TLS 1.2 is offered with AEAD suites only.
+"""
+
+from __future__ import annotations
+
+import resource
+import selectors
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import httpx
+import orjson
+import pytest
+
+from devtools.waiting import wait_for
+
+from .harness import ServerProcess, start_server
+from .objects import RSP_PATH, rsp, unique
+from .test_request_limits import connect, read_response
+
+HEADER_TIMEOUT = 3.0
+BODY_TIMEOUT = 3.0
+HALF_OPEN = 500
+SILENT = 50
+"""Of the half-open connections, how many send nothing at all after the handshake."""
+
+
+def _raise_fd_limit(wanted: int) -> None:
+    """Raise this process's soft limit of open files (the server started after inherits
+    it): the test holds a few hundred connections, and so does the server."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        limit = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+
+
+@pytest.fixture(scope="module")
+def timed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    _raise_fd_limit(4 * HALF_OPEN + 1024)
+    proc = start_server(
+        tmp_path_factory.mktemp("conns"),
+        [
+            "--read-header-timeout",
+            str(HEADER_TIMEOUT),
+            "--read-timeout",
+            str(BODY_TIMEOUT),
+        ],
+    )
+    yield proc
+    proc.stop()
+
+
+@dataclass
+class HalfOpen:
+    """A TLS connection that sent part of a request head (or nothing) and then waits."""
+
+    sock: ssl.SSLSocket
+    opened: float
+    closed: float | None = None
+
+
+def _open_half(server: ServerProcess, partial: bytes) -> HalfOpen:
+    opened = time.monotonic()
+    sock = connect(server)
+    if partial:
+        sock.sendall(partial)
+    sock.setblocking(False)
+    return HalfOpen(sock, opened)
+
+
+def _closed_by_server(conn: HalfOpen) -> bool:
+    """Whether the server has closed (or reset) the connection; reads what is there."""
+    try:
+        while True:
+            data = conn.sock.recv(65536)
+            if not data:
+                return True
+            # A half-sent request is never answered; any data here is a bug.
+            raise AssertionError(f"the server answered a half-sent request: {data[:200]!r}")
+    except (ssl.SSLWantReadError, BlockingIOError):
+        return False
+    except (ssl.SSLZeroReturnError, ssl.SSLEOFError, ConnectionError):
+        return True
+
+
+@dataclass
+class FreshRequests:
+    """New connections, each asking for /version, until told to stop."""
+
+    server: ServerProcess
+    stop: threading.Event = field(default_factory=threading.Event)
+    answered: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                with self.server.client(timeout=30.0) as client:
+                    response = client.get("/version")
+                if response.status_code == 200:
+                    self.answered += 1
+                else:
+                    self.failures.append(f"{response.status_code} {response.text[:200]}")
+            except httpx.HTTPError as exc:
+                self.failures.append(repr(exc))
+
+
+def test_half_open_connections_are_closed_while_fresh_requests_are_served(
+    timed_server: ServerProcess,
+) -> None:
+    server = timed_server
+    with server.client(timeout=60.0) as client:
+        # A watch open all along: it outlives every deadline (it is past reading).
+        name = unique("conns-watch")
+        listed = client.get(RSP_PATH).json()["metadata"]["resourceVersion"]
+        with client.stream(
+            "GET",
+            RSP_PATH,
+            params={"watch": "true", "resourceVersion": listed, "timeoutSeconds": "120"},
+        ) as watch:
+            assert watch.status_code == 200
+            fresh = FreshRequests(server)
+            worker = threading.Thread(target=fresh.run, daemon=True)
+            worker.start()
+            conns = [
+                _open_half(
+                    server,
+                    b"" if i < SILENT else b"GET /version HTTP/1.1\r\nHost: x\r\nX-Half: ",
+                )
+                for i in range(HALF_OPEN)
+            ]
+            selector = selectors.DefaultSelector()
+            for conn in conns:
+                selector.register(conn.sock, selectors.EVENT_READ, conn)
+
+            def all_closed() -> bool:
+                for key, _ in selector.select(timeout=0.5):
+                    conn = key.data
+                    if _closed_by_server(conn):
+                        conn.closed = time.monotonic()
+                        selector.unregister(conn.sock)
+                return not selector.get_map()
+
+            try:
+                wait_for(
+                    all_closed,
+                    f"the server to close {HALF_OPEN} half-open connections",
+                    timeout=HEADER_TIMEOUT + 60.0,
+                )
+            finally:
+                fresh.stop.set()
+                worker.join(timeout=60)
+                selector.close()
+                for conn in conns:
+                    conn.sock.close()
+            # Closed by the deadline, not by anything earlier.
+            early = [c.closed - c.opened for c in conns if c.closed - c.opened < HEADER_TIMEOUT]  # type: ignore[operator]
+            assert not early, f"closed before the read-header timeout: {early[:5]}"
+            assert fresh.failures == []
+            assert fresh.answered > 0
+            # The watch is still there: it gets an event written after every deadline.
+            created = client.post(RSP_PATH, json=rsp(name))
+            assert created.status_code == 201, created.text
+            for line in watch.iter_lines():
+                if line.strip():
+                    event = orjson.loads(line)
+                    if event["object"]["metadata"]["name"] == name:
+                        assert event["type"] == "ADDED"
+                        break
+
+
+def test_a_later_request_on_a_kept_connection_has_its_own_deadline(
+    timed_server: ServerProcess,
+) -> None:
+    sock = connect(timed_server)
+    try:
+        sock.sendall(
+            b"GET /version HTTP/1.1\r\nHost: x\r\n"
+            + f"Authorization: Bearer {timed_server.token}\r\n\r\n".encode()
+        )
+        code, _headers, _body = read_response(sock)
+        assert code == 200
+        started = time.monotonic()
+        sock.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n")  # and no more
+        conn = HalfOpen(sock, started)
+        sock.setblocking(False)
+        wait_for(lambda: _closed_by_server(conn), "the kept connection to be closed")
+        assert time.monotonic() - started >= HEADER_TIMEOUT
+    finally:
+        sock.close()
+
+
+def test_a_body_that_does_not_arrive_is_answered_408(timed_server: ServerProcess) -> None:
+    name = unique("conns-slow")
+    body = orjson.dumps(rsp(name))
+    sock = connect(timed_server)
+    try:
+        sock.sendall(
+            f"POST {RSP_PATH} HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Bearer {timed_server.token}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body[: len(body) // 2]
+        )
+        started = time.monotonic()
+        code, headers, answer = read_response(sock)
+        assert time.monotonic() - started >= BODY_TIMEOUT
+        assert code == 408
+        assert headers["connection"] == "close"
+        status = orjson.loads(answer)
+        assert status["kind"] == "Status"
+        assert status["code"] == 408
+        assert sock.recv(65536) == b""
+    finally:
+        sock.close()
+    with timed_server.client() as client:
+        assert client.get(f"{RSP_PATH}/{name}").status_code == 404
+
+
+# -- TLS -------------------------------------------------------------------------------
+
+CBC_ONLY = ":".join(
+    [
+        "ECDHE-ECDSA-AES128-SHA",
+        "ECDHE-ECDSA-AES256-SHA",
+        "ECDHE-ECDSA-AES128-SHA256",
+        "ECDHE-ECDSA-AES256-SHA384",
+        "ECDHE-RSA-AES128-SHA",
+        "ECDHE-RSA-AES256-SHA",
+        "ECDHE-RSA-AES128-SHA256",
+        "AES128-SHA",
+        "AES256-SHA",
+        "AES128-SHA256",
+    ]
+)
+
+
+def _tls12_client(server: ServerProcess, ciphers: str) -> ssl.SSLContext:
+    context = server.ssl_context()
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.maximum_version = ssl.TLSVersion.TLSv1_2
+    context.set_ciphers(ciphers)
+    return context
+
+
+def _handshake(server: ServerProcess, context: ssl.SSLContext) -> tuple[str, str]:
+    """The version and cipher suite agreed on with the server."""
+    with (
+        socket.create_connection(("127.0.0.1", server.port), timeout=30) as raw,
+        context.wrap_socket(raw, server_hostname="127.0.0.1") as sock,
+    ):
+        version = sock.version()
+        cipher = sock.cipher()
+    assert version is not None
+    assert cipher is not None
+    return version, cipher[0]
+
+
+def test_tls12_with_only_cbc_suites_is_refused(server: ServerProcess) -> None:
+    context = _tls12_client(server, CBC_ONLY + ":@SECLEVEL=0")
+    with pytest.raises(ssl.SSLError):
+        _handshake(server, context)
+
+
+@pytest.mark.parametrize(
+    "suite",
+    [
+        "ECDHE-ECDSA-AES128-GCM-SHA256",
+        "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ECDHE-ECDSA-CHACHA20-POLY1305",
+    ],
+)
+def test_tls12_with_an_aead_suite_is_accepted(server: ServerProcess, suite: str) -> None:
+    assert _handshake(server, _tls12_client(server, suite)) == ("TLSv1.2", suite)
+    # And a request goes through on it.
+    with httpx.Client(
+        base_url=server.url,
+        verify=_tls12_client(server, suite),
+        headers={"Authorization": f"Bearer {server.token}"},
+    ) as client:
+        assert client.get("/version").status_code == 200
+
+
+def test_tls13_is_offered_as_before(server: ServerProcess) -> None:
+    version, _suite = _handshake(server, server.ssl_context())
+    assert version == "TLSv1.3"
