@@ -18,9 +18,10 @@ from .schedule.run import SCHEDULER_NAME, ScheduleOptions, run_schedule
 from .server.app import ServerSettings
 from .server.certs import write_client_cert
 from .server.installcerts import install_certs
-from .server.protocol import READ_HEADER_TIMEOUT, READ_TIMEOUT
+from .server.protocol import READ_HEADER_TIMEOUT, READ_TIMEOUT, WRITE_STALL_TIMEOUT
 from .server.serve import ServeOptions, serve
 from .shim.app import ShimOptions, run_shim
+from .storage.fanout import STALL_TIMEOUT
 
 
 def _names(value: str) -> list[str]:
@@ -312,6 +313,21 @@ def _parser() -> argparse.ArgumentParser:
         f" request is answered 408 and the connection closed (default {READ_TIMEOUT:g})",
     )
     s.add_argument(
+        "--write-stall-timeout",
+        type=float,
+        default=WRITE_STALL_TIMEOUT,
+        help="seconds a client may read nothing of a response (a watch it stopped reading)"
+        f" before its connection is closed (default {WRITE_STALL_TIMEOUT:g})",
+    )
+    s.add_argument(
+        "--watch-stall-timeout",
+        type=float,
+        default=STALL_TIMEOUT,
+        help="seconds a watcher's buffer of unsent events may stay full before the watcher"
+        " is closed, logged and counted in apiserver_terminated_watchers_total, as"
+        f" kube-apiserver's watch cache does (default {STALL_TIMEOUT:g})",
+    )
+    s.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     s.add_argument(
@@ -565,6 +581,8 @@ def main(argv: list[str] | None = None) -> None:
             access_log=args.access_log,
             read_header_timeout=args.read_header_timeout,
             read_timeout=args.read_timeout,
+            write_stall_timeout=args.write_stall_timeout,
+            watch_stall_timeout=args.watch_stall_timeout,
             settings=ServerSettings(
                 max_body_bytes=args.max_request_body_bytes,
                 min_request_timeout=args.min_request_timeout,

@@ -19,16 +19,28 @@ timer handle on the event loop, armed when a head or body starts to be awaited a
 cancelled when it is complete: no task and no polling per connection, and a request that
 arrives in one read (a GET) arms no body timer at all. Idle time between requests is
 uvicorn's keep-alive timeout; a response being written (a watch) is no longer reading.
+
+Writing has a deadline too: a client that reads nothing of a response for the write-stall
+timeout (the transport has asked the protocol to pause writing and not resumed) has its
+connection aborted. Without it a watch whose client stopped reading stays blocked in its
+write for ever, holding what it was about to send, even after the watch cache has cut the
+watcher off for falling behind.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http
 import logging
+import socket
+import struct
+from typing import Any
 
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from ..machinery.watch import ABORT_EXTENSION
 
 MAX_HEAD_BYTES = 1024 * 1024
 """Most bytes of request line and headers together (Kubernetes: 1 MiB)."""
@@ -42,6 +54,9 @@ READ_HEADER_TIMEOUT = 32.0
 READ_TIMEOUT = 60.0
 """Seconds a request's body may take to arrive once its head has (kube-apiserver's default
 request timeout, which is what bounds reading a body there)."""
+
+WRITE_STALL_TIMEOUT = 60.0
+"""Seconds a client may leave a response unread (writing paused) before it is cut off."""
 
 LINGER_SECONDS = 1.0
 """How long a refused connection stays open, not read, so the client can read the answer
@@ -83,6 +98,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     read_header_timeout = READ_HEADER_TIMEOUT
     read_timeout = READ_TIMEOUT
+    write_stall_timeout = WRITE_STALL_TIMEOUT
 
     _in_head = True
     """Whether the bytes now arriving belong to a request head (true from the first byte
@@ -95,18 +111,28 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     _refusal: tuple[int, str] | None = None
     _head_timer: asyncio.TimerHandle | None = None
     _body_timer: asyncio.TimerHandle | None = None
+    _write_timer: asyncio.TimerHandle | None = None
 
     @classmethod
     def with_timeouts(
-        cls, read_header_timeout: float, read_timeout: float
+        cls,
+        read_header_timeout: float = READ_HEADER_TIMEOUT,
+        read_timeout: float = READ_TIMEOUT,
+        write_stall_timeout: float = WRITE_STALL_TIMEOUT,
     ) -> type[BoundedHttpToolsProtocol]:
         """This protocol with other deadlines (uvicorn makes the protocol from its class)."""
-        if read_header_timeout <= 0 or read_timeout <= 0:
-            raise ValueError("--read-header-timeout and --read-timeout must be positive")
+        if min(read_header_timeout, read_timeout, write_stall_timeout) <= 0:
+            raise ValueError(
+                "--read-header-timeout, --read-timeout and --write-stall-timeout must be positive"
+            )
         return type(
             cls.__name__,
             (cls,),
-            {"read_header_timeout": read_header_timeout, "read_timeout": read_timeout},
+            {
+                "read_header_timeout": read_header_timeout,
+                "read_timeout": read_timeout,
+                "write_stall_timeout": write_stall_timeout,
+            },
         )
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -159,7 +185,15 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
+        # beside any extension another hook of the protocol put there
+        scope: Any = self.scope
+        scope.setdefault("extensions", {})[ABORT_EXTENSION] = self._abort_cut_watch
         super().on_headers_complete()
+
+    def _abort_cut_watch(self) -> None:
+        """Drop the connection of a watch the watch cache cut off (its client stopped
+        reading: a close would wait for it to read what is buffered)."""
+        self._reset()
 
     def on_message_complete(self) -> None:
         self._in_body = False
@@ -168,11 +202,42 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self._body_timer = None
         super().on_message_complete()
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._write_timer is None:
+            self._write_timer = self.loop.call_later(self.write_stall_timeout, self._write_stalled)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
+
     def _cancel_timers(self) -> None:
-        for timer in (self._head_timer, self._body_timer):
+        for timer in (self._head_timer, self._body_timer, self._write_timer):
             if timer is not None:
                 timer.cancel()
-        self._head_timer = self._body_timer = None
+        self._head_timer = self._body_timer = self._write_timer = None
+
+    def _write_stalled(self) -> None:
+        self._write_timer = None
+        log.info(
+            "closed a connection to %s: it read nothing of its response for %g s",
+            self.client,
+            self.write_stall_timeout,
+        )
+        self._reset()
+
+    def _reset(self) -> None:
+        """Drop the connection with what is still buffered for a client that does not read:
+        a TCP reset (linger 0), not a close that the kernel would keep trying to deliver."""
+        if self.transport.is_closing():
+            return
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.transport.abort()
 
     def _head_timed_out(self) -> None:
         self._head_timer = None

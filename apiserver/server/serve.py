@@ -35,6 +35,7 @@ from ..sources import StoreSource
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
+from ..storage.fanout import STALL_TIMEOUT
 from ..storage.sqlite import SQLiteStore
 from .accesslog import enable_access_log
 from .allocation import AllocationService, PoolIndexService
@@ -46,7 +47,12 @@ from .kubeconfig import write_kubeconfig
 from .modes import build_cluster, check_upstream, stored_kinds
 from .poolstatus import PoolStatusOptions, PoolStatusService
 from .poolview import PoolViewOptions, PoolViewService
-from .protocol import READ_HEADER_TIMEOUT, READ_TIMEOUT, BoundedHttpToolsProtocol
+from .protocol import (
+    READ_HEADER_TIMEOUT,
+    READ_TIMEOUT,
+    WRITE_STALL_TIMEOUT,
+    BoundedHttpToolsProtocol,
+)
 from .rbac import RBACPolicy, RBACService
 from .startup import AnnouncingServer, announcement, bind
 from .tlspeer import ssl_context_factory, with_peer_certificates
@@ -92,6 +98,8 @@ class ServeOptions:
     access_log: bool = False
     read_header_timeout: float = READ_HEADER_TIMEOUT
     read_timeout: float = READ_TIMEOUT
+    write_stall_timeout: float = WRITE_STALL_TIMEOUT
+    watch_stall_timeout: float = STALL_TIMEOUT
     settings: ServerSettings = field(default_factory=ServerSettings)
     auth: AuthOptions = field(default_factory=AuthOptions)
 
@@ -196,6 +204,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             ],
             window=options.watch_history,
             window_bytes=options.watch_history_mib * MIB,
+            stall_timeout=options.watch_stall_timeout,
         )
     if options.authorization_mode not in ("RBAC", "AlwaysAllow"):
         raise ValueError(
@@ -305,7 +314,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         # verified) in the handshake, each authenticator verifies it against its own CA.
         http=with_peer_certificates(
             BoundedHttpToolsProtocol.with_timeouts(
-                options.read_header_timeout, options.read_timeout
+                options.read_header_timeout, options.read_timeout, options.write_stall_timeout
             )
         ),
         # TLS 1.2 with AEAD suites only, and TLS 1.3.
