@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import orjson
@@ -292,3 +293,147 @@ def test_tls12_with_an_aead_suite_is_accepted(server: ServerProcess, suite: str)
 def test_tls13_is_offered_as_before(server: ServerProcess) -> None:
     version, _suite = _handshake(server, server.ssl_context())
     assert version == "TLSv1.3"
+
+
+# -- watchers that stop reading --------------------------------------------------------
+
+TERMINATED = 'apiserver_terminated_watchers_total{resource="resourceslicepatches.resource.k8s.io"}'
+MAX_WRITES = 20_000
+"""A bound on the events the test writes for the stalled watcher to be cut: far more than
+its buffer holds (a tenth of 10,000 events or 64 MiB, plus what the sockets hold)."""
+
+
+@pytest.fixture(scope="module")
+def stall_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    # A short stall budget; the write-stall deadline stays long, so that what ends the
+    # watch is the watch cache cutting it off.
+    proc = start_server(
+        tmp_path_factory.mktemp("stall"),
+        ["--watch-stall-timeout", "1", "--write-stall-timeout", "600", "--log-level", "info"],
+    )
+    yield proc
+    proc.stop()
+
+
+def _terminated(client: httpx.Client) -> float:
+    for line in client.get("/metrics").text.splitlines():
+        if line.startswith(TERMINATED):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def _bulky(name: str) -> dict[str, Any]:
+    """A patch of a few KiB, so that buffers fill with a few thousand events."""
+    return rsp(name, attributes={f"example.com/a{i}": {"string": "x" * 60} for i in range(30)})
+
+
+def _stalled_watch(server: ServerProcess, resource_version: str) -> ssl.SSLSocket:
+    """A watch over a raw socket with a small receive buffer, whose reader never reads."""
+    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    raw.settimeout(60)
+    raw.connect(("127.0.0.1", server.port))
+    sock = server.ssl_context().wrap_socket(raw, server_hostname="127.0.0.1")
+    sock.sendall(
+        f"GET {RSP_PATH}?watch=true&resourceVersion={resource_version}&timeoutSeconds=600"
+        f" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.token}\r\n\r\n".encode()
+    )
+    return sock
+
+
+def _reset_or_ended(sock: ssl.SSLSocket) -> bool:
+    """Reads what the socket has; True once the server has reset or ended the stream."""
+    try:
+        while True:
+            if not sock.recv(1 << 20):
+                return True
+    except (ssl.SSLWantReadError, BlockingIOError):
+        return False
+    except (ssl.SSLError, ConnectionError):
+        return True
+
+
+@dataclass
+class ReadingWatch:
+    """A watch that reads every event, until it sees ``last``'s priority at ``until``."""
+
+    server: ServerProcess
+    resource_version: str
+    events: int = 0
+    done: threading.Event = field(default_factory=threading.Event)
+    error: str = ""
+    until: int = -1
+
+    def run(self) -> None:
+        params = {
+            "watch": "true",
+            "resourceVersion": self.resource_version,
+            "timeoutSeconds": "600",
+        }
+        try:
+            with (
+                self.server.client(timeout=600.0) as client,
+                client.stream("GET", RSP_PATH, params=params) as response,
+            ):
+                for line in response.iter_lines():
+                    if not line.strip():
+                        continue
+                    event = orjson.loads(line)
+                    self.events += 1
+                    if event["object"]["spec"]["devices"]["priority"] == self.until:
+                        self.done.set()
+                        return
+        except httpx.HTTPError as exc:
+            self.error = repr(exc)
+        self.done.set()
+
+
+def test_a_watcher_that_stops_reading_is_cut_off_and_counted(stall_server: ServerProcess) -> None:
+    server = stall_server
+    with server.client() as client:
+        names = [unique("stall") for _ in range(10)]
+        for name in names:
+            assert client.post(RSP_PATH, json=_bulky(name)).status_code == 201
+        rv = client.get(RSP_PATH).json()["metadata"]["resourceVersion"]
+        before = _terminated(client)
+        stalled = _stalled_watch(server, rv)
+        reader = ReadingWatch(server, rv)
+        thread = threading.Thread(target=reader.run, daemon=True)
+        thread.start()
+        try:
+            writes = 0
+            while _terminated(client) == before and writes < MAX_WRITES:
+                for _ in range(100):
+                    name = names[writes % len(names)]
+                    patch = {"spec": {"devices": {"priority": writes % 1000}}}
+                    response = client.patch(
+                        f"{RSP_PATH}/{name}",
+                        content=orjson.dumps(patch),
+                        headers={"Content-Type": "application/merge-patch+json"},
+                    )
+                    assert response.status_code == 200, response.text
+                    writes += 1
+            assert _terminated(client) == before + 1, f"not cut after {writes} events"
+            # Its connection is dropped at once (it was blocked writing to this reader).
+            stalled.setblocking(False)
+            wait_for(lambda: _reset_or_ended(stalled), "the stalled watch's connection to end")
+            # Watchers that read are not cut: this one gets an event written after the cut.
+            reader.until = 1000
+            last = {"spec": {"devices": {"priority": 1000}}}
+            response = client.patch(
+                f"{RSP_PATH}/{names[0]}",
+                content=orjson.dumps(last),
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
+            assert response.status_code == 200
+            assert reader.done.wait(120)
+            assert reader.error == ""
+            assert reader.events >= writes
+            assert _terminated(client) == before + 1
+        finally:
+            stalled.close()
+            thread.join(timeout=10)
+    log = server.log.read_text()
+    assert (
+        "Forcing resourceslicepatches.resource.k8s.io watcher close due to unresponsiveness" in log
+    )
