@@ -8,7 +8,9 @@ requests and open watches meanwhile. TLS 1.2 is offered with AEAD suites only.
 
 from __future__ import annotations
 
+import asyncio
 import resource
+import select
 import selectors
 import socket
 import ssl
@@ -30,6 +32,7 @@ from .test_request_limits import connect, read_response
 
 HEADER_TIMEOUT = 3.0
 BODY_TIMEOUT = 3.0
+WRITE_STALL_TIMEOUT = 3.0
 HALF_OPEN = 500
 SILENT = 50
 """Of the half-open connections, how many send nothing at all after the handshake."""
@@ -54,6 +57,10 @@ def timed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPro
             str(HEADER_TIMEOUT),
             "--read-timeout",
             str(BODY_TIMEOUT),
+            "--write-stall-timeout",
+            str(WRITE_STALL_TIMEOUT),
+            "--log-level",
+            "info",
         ],
     )
     yield proc
@@ -353,6 +360,13 @@ def _reset_or_ended(sock: ssl.SSLSocket) -> bool:
         return True
 
 
+def _hung_up(sock: ssl.SSLSocket) -> bool:
+    """Whether the peer reset or closed the connection, seen without reading from it."""
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLERR | select.POLLHUP | select.POLLRDHUP)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
 @dataclass
 class ReadingWatch:
     """A watch that reads every event, until it sees ``last``'s priority at ``until``."""
@@ -437,3 +451,41 @@ def test_a_watcher_that_stops_reading_is_cut_off_and_counted(stall_server: Serve
     assert (
         "Forcing resourceslicepatches.resource.k8s.io watcher close due to unresponsiveness" in log
     )
+
+
+UNREAD_OBJECTS = 1_800
+"""About 6 MiB of initial events: more than the kernel buffers of a loopback connection
+(4 MiB at most) and the transport's, so that the server's writes stall."""
+
+
+async def _create_bulky(server: ServerProcess, count: int) -> None:
+    async with server.async_client() as client:
+        for start in range(0, count, 50):
+            answers = await asyncio.gather(
+                *(
+                    client.post(RSP_PATH, json=_bulky(unique("unread")))
+                    for _ in range(min(50, count - start))
+                )
+            )
+            assert all(a.status_code == 201 for a in answers)
+
+
+def test_a_client_that_reads_nothing_of_a_response_is_reset(timed_server: ServerProcess) -> None:
+    """A watch whose initial events (a few MiB) the client never reads: its writes stall,
+    and past the write-stall timeout its connection is reset; the watch cache had no reason
+    to cut it (it fell behind no live events), so no watcher is counted."""
+    server = timed_server
+    asyncio.run(_create_bulky(server, UNREAD_OBJECTS))
+    with server.client() as client:
+        before = _terminated(client)
+        sock = _stalled_watch(server, "0")
+        started = time.monotonic()
+        try:
+            # Watched without reading a byte: reading would unstall the writes.
+            wait_for(lambda: _hung_up(sock), "the unread watch's connection to be reset")
+            assert time.monotonic() - started >= WRITE_STALL_TIMEOUT
+        finally:
+            sock.close()
+        assert client.get("/version").status_code == 200
+        assert _terminated(client) == before
+    assert "it read nothing of its response for 3 s" in server.log.read_text()
