@@ -1,9 +1,13 @@
-"""Connections as kube-apiserver handles them: deadlines for reading a request, and TLS.
+"""Connections as kube-apiserver handles them: deadlines for reading a request, clients
+that stop reading, and TLS.
 
 A server started with short ``--read-header-timeout`` and ``--read-timeout`` drops
 connections whose request head does not arrive in time (half-sent heads, and connections
 that send nothing), answers 408 to a body that does not arrive, and keeps serving fresh
-requests and open watches meanwhile. TLS 1.2 is offered with AEAD suites only.
+requests and open watches meanwhile. A watcher that stops reading while events are written
+is cut off by the watch cache (logged, counted in ``apiserver_terminated_watchers_total``)
+and its connection reset, while a watcher that reads goes on; a client that reads nothing of
+a response is reset after ``--write-stall-timeout``. TLS 1.2 is offered with AEAD suites only.
 """
 
 from __future__ import annotations
