@@ -20,9 +20,11 @@ from .server.app import ServerSettings
 from .server.certs import write_client_cert
 from .server.installcerts import install_certs
 from .server.poolmetrics import MAX_POOLS_DEFAULT
+from .server.protocol import READ_HEADER_TIMEOUT, READ_TIMEOUT, WRITE_STALL_TIMEOUT
 from .server.serve import ServeOptions, serve
 from .shim.app import ShimOptions, run_shim
 from .shim.door import SCHEDULER_USER
+from .storage.fanout import STALL_TIMEOUT
 
 
 def _names(value: str) -> list[str]:
@@ -314,6 +316,36 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--max-request-body-bytes", type=int, default=3 * 1024 * 1024)
     s.add_argument(
+        "--read-header-timeout",
+        type=float,
+        default=READ_HEADER_TIMEOUT,
+        help="seconds a request's headers may take to arrive (from the connection, or the"
+        " request's first byte); past it the connection is closed (default"
+        f" {READ_HEADER_TIMEOUT:g}, as kube-apiserver)",
+    )
+    s.add_argument(
+        "--read-timeout",
+        type=float,
+        default=READ_TIMEOUT,
+        help="seconds a request's body may take to arrive after its headers; past it the"
+        f" request is answered 408 and the connection closed (default {READ_TIMEOUT:g})",
+    )
+    s.add_argument(
+        "--write-stall-timeout",
+        type=float,
+        default=WRITE_STALL_TIMEOUT,
+        help="seconds a client may read nothing of a response (a watch it stopped reading)"
+        f" before its connection is closed (default {WRITE_STALL_TIMEOUT:g})",
+    )
+    s.add_argument(
+        "--watch-stall-timeout",
+        type=float,
+        default=STALL_TIMEOUT,
+        help="seconds a watcher's buffer of unsent events may stay full before the watcher"
+        " is closed, logged and counted in apiserver_terminated_watchers_total, as"
+        f" kube-apiserver's watch cache does (default {STALL_TIMEOUT:g})",
+    )
+    s.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     s.add_argument(
@@ -603,6 +635,10 @@ def main(argv: list[str] | None = None) -> None:
             tls_private_key_file=args.tls_private_key_file,
             log_level=args.log_level,
             access_log=args.access_log,
+            read_header_timeout=args.read_header_timeout,
+            read_timeout=args.read_timeout,
+            write_stall_timeout=args.write_stall_timeout,
+            watch_stall_timeout=args.watch_stall_timeout,
             settings=ServerSettings(
                 max_body_bytes=args.max_request_body_bytes,
                 min_request_timeout=args.min_request_timeout,

@@ -34,12 +34,13 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
             raise WireError("truncated varint")
         b = buf[pos]
         pos += 1
+        if shift == 63 and b > 1:
+            # The tenth byte holds the 64th bit only: more is no 64-bit value.
+            raise WireError("varint overflows 64 bits")
         result |= (b & 0x7F) << shift
         if not b & 0x80:
             return result, pos
         shift += 7
-        if shift > 63:
-            raise WireError("varint too long")
 
 
 def decode(buf: bytes) -> list[Field]:

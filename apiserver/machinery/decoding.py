@@ -1,6 +1,7 @@
 """Decoding request bodies and checking objects against their kind's model.
 
-``decode_body`` turns JSON or YAML bytes into a dict (400 when malformed).
+``decode_body`` turns JSON or YAML bytes into a dict (400 when malformed, or when an
+integer does not fit in 64 bits: ``integers``).
 ``check_object`` parses a dict with the kind's strict model and sorts what it finds into
 unknown fields (handled per ``fieldValidation``: rejected, warned about or dropped) and
 real type errors (422 with a cause per field).
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..api import field as fielderr
 from ..api.field import FieldError
-from . import errors, protobuf
+from . import errors, integers, protobuf
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -70,11 +71,15 @@ def decode_body(body: bytes, content_type: str | None) -> dict[str, Any]:
     try:
         if kind in YAML_TYPES:
             _check_yaml_depth(body)
-            value = yaml.load(body, Loader=_JSONCompatibleLoader)
+            value = _load_yaml(body)
         else:
             value = orjson.loads(body)
             check_depth(body, value)
+            integers.check_json(body)
     except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        if isinstance(exc, orjson.JSONDecodeError):
+            # orjson refuses an integer too long even for a float: say which field it is.
+            integers.check_json(body)
         raise errors.bad_request(
             f"the request body could not be decoded: {_short(str(exc))}"
         ) from exc
@@ -140,6 +145,35 @@ class _JSONCompatibleLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # t
 
 class _PurePythonLoader(yaml.SafeLoader):
     """The pure-Python parser, for telling a too-deep body from a malformed one."""
+
+
+def _load_yaml(body: bytes) -> Any:
+    """The one document of ``body``; 400 naming the field of an integer beyond 64 bits."""
+    loader = _JSONCompatibleLoader(body)
+    try:
+        value = loader.get_single_data()
+    finally:
+        loader.dispose()
+    if loader.overflowed:
+        integers.check_value(value)
+    return value
+
+
+def _construct_int(loader: Any, node: yaml.ScalarNode) -> int | integers.Overflow:
+    """YAML's integers (decimal, 0x, 0o, 0b, with underscores, sexagesimal) as ints, or an
+    ``Overflow`` marker beyond 64 bits (found afterwards by the walk, which names the field)."""
+    try:
+        value = yaml.SafeLoader.construct_yaml_int(loader, node)
+    except ValueError:  # more digits than Python converts
+        value = None
+    if isinstance(value, int) and integers.in_range(value):
+        return value
+    loader.overflowed = True
+    return integers.Overflow(str(node.value))
+
+
+_JSONCompatibleLoader.overflowed = False
+_JSONCompatibleLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 _JSONCompatibleLoader.yaml_implicit_resolvers = {

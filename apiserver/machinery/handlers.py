@@ -50,7 +50,7 @@ from .selectors import parse_field_selector, parse_label_selector
 from .table import partial_object_metadata, table
 from .user import NOBODY
 from .warningheader import warning_headers
-from .watch import INITIAL_EVENTS_END, WatchItem, WatchRequest, WatchStream
+from .watch import ABORT_EXTENSION, INITIAL_EVENTS_END, WatchItem, WatchRequest, WatchStream
 
 JSON = "application/json"
 MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -447,9 +447,12 @@ class ResourceHandler:
         stream = await WatchStream.open(watcher, registry.resource, namespace, watch_request)
         include = _include_object(request) if shape is Shape.TABLE else "Metadata"
 
+        # The server's way to drop this connection, for a watch cut off for falling behind.
+        abort = request.scope.get("extensions", {}).get(ABORT_EXTENSION)
+
         async def body() -> AsyncGenerator[bytes, None]:
             first = True
-            async with contextlib.aclosing(stream.items()) as items:
+            async with contextlib.aclosing(stream.items(abort)) as items:
                 async for item in items:
                     yield _encode_event(item, registry, shape, include, first)
                     if item.obj is not None:

@@ -13,7 +13,7 @@ import jsonpatch
 import orjson
 
 from ..api import field as fielderr
-from . import errors
+from . import errors, integers
 from .decoding import check_depth
 
 MAX_JSON_PATCH_OPERATIONS = 10_000
@@ -33,8 +33,10 @@ def apply_json_patch(
     try:
         operations = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        integers.check_json(body, "the patch")  # an integer too long even for a float
         raise errors.bad_request(f"error decoding patch: {exc}") from exc
     check_depth(body, operations)
+    integers.check_json(body, "the patch")
     if not isinstance(operations, list):
         raise errors.bad_request("a JSON patch must be an array of operations")
     if len(operations) > MAX_JSON_PATCH_OPERATIONS:
@@ -78,8 +80,10 @@ def apply_merge_patch(obj: dict[str, Any], body: bytes) -> dict[str, Any]:
     try:
         patch = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        integers.check_json(body, "the patch")  # an integer too long even for a float
         raise errors.bad_request(f"error decoding patch: {exc}") from exc
     check_depth(body, patch)
+    integers.check_json(body, "the patch")
     if not isinstance(patch, dict):
         raise errors.bad_request("a merge patch must be a JSON object")
     result = merge_patch(obj, patch)

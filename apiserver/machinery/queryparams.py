@@ -59,7 +59,8 @@ def count(params: Mapping[str, str], name: str) -> int | None:
         raise errors.bad_request(
             f"invalid value for query parameter {name}: {shorten(repr(value))} is not an integer"
         )
-    number = int(value)
+    # Python converts at most 4,300 digits; anything over 19 is out of range anyway.
+    number = int(value) if len(value.lstrip("+-0")) <= 19 else INT64_MAX + 1
     if number < 0:
         raise errors.bad_request(f"invalid value for query parameter {name}: must not be negative")
     if number > INT64_MAX:

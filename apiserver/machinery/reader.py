@@ -14,6 +14,7 @@ import orjson
 
 from ..storage import ReadableStore, StorageError, StoredObject
 from . import errors
+from .integers import INT64_MAX
 from .rest import ListOptions, ListResult
 from .strategy import Strategy
 
@@ -155,9 +156,9 @@ class StoreReader:
 
 def parse_resource_version(value: str) -> int:
     try:
-        revision = int(value)
+        revision = int(value) if len(value) <= 20 else -1
     except ValueError:
         raise errors.bad_request(f'invalid resource version "{value}"') from None
-    if revision < 0:
+    if not 0 <= revision <= INT64_MAX:
         raise errors.bad_request(f'invalid resource version "{value}"')
     return revision

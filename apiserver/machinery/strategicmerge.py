@@ -22,7 +22,8 @@ from typing import Any
 
 import orjson
 
-from . import errors
+from . import errors, integers
+from .decoding import check_depth
 from .fieldmanager import SchemaNode
 
 _DELETE = object()
@@ -34,7 +35,10 @@ def apply_strategic_merge_patch(
     try:
         patch = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        integers.check_json(body, "the patch")  # an integer too long even for a float
         raise errors.bad_request(f"error decoding patch: {exc}") from exc
+    check_depth(body, patch)
+    integers.check_json(body, "the patch")
     if not isinstance(patch, dict):
         raise errors.bad_request("a strategic merge patch must be a JSON object")
     result = _merge_object(obj, patch, schema)

@@ -9,6 +9,10 @@ longer holds ends the stream with an ERROR event carrying a 410 Expired Status.
 
 Selectors apply to events the way the Go cacher applies them: an object that stops
 matching is DELETED for this watcher, one that starts matching is ADDED.
+
+A watch the store cuts off for falling behind (a client that stopped reading) ends the
+connection at once through ``on_cut``: the stream itself cannot end it, since it waits in a
+write the client does not read.
 """
 
 from __future__ import annotations
@@ -16,20 +20,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 
 import orjson
 
-from ..storage import EventType, RevisionCompactedError, StorageError, StoredObject, WatchEvent
+from ..storage import (
+    EventType,
+    RevisionCompactedError,
+    StorageError,
+    StoredObject,
+    Watch,
+    WatchEvent,
+)
 from . import errors
 from .reader import parse_resource_version
 from .resource import ResourceType
 from .rest import ListOptions, Watcher
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
-QUEUE_LIMIT = 1024
-"""Events a watch stream holds for a client that reads slowly, beyond what the store holds."""
+ABORT_EXTENSION = "apiserver.abort_connection"
+"""The ASGI scope extension under which the server puts a callable that aborts the request's
+connection (what a cut-off watch calls)."""
+QUEUE_LIMIT = 64
+"""Events a watch stream holds for a client that reads slowly, beyond what the store holds
+(small: the store's buffer is the one that is bounded in bytes and watched for stalls)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +114,10 @@ class WatchStream:
             )
         return cls(registry, resource, namespace, request, None, start)
 
-    async def items(self) -> AsyncGenerator[WatchItem, None]:
+    async def items(
+        self, on_cut: Callable[[], None] | None = None
+    ) -> AsyncGenerator[WatchItem, None]:
+        """The events to send; ``on_cut`` is called if the store cuts the watch off."""
         deadline = time.monotonic() + self.request.timeout_seconds
         if self.initial is not None:
             for stored in self.initial:
@@ -112,6 +130,7 @@ class WatchStream:
         watch = self.registry.store.watch(
             self.resource.key_prefix(self.namespace), self.start_revision
         )
+        watch.on_cut = on_cut
         pump = asyncio.create_task(_pump(watch, queue))
         interval = self.request.bookmark_interval
         next_bookmark = time.monotonic() + interval
@@ -185,12 +204,12 @@ def _shown_object(event_type: str, event: WatchEvent) -> StoredObject:
 
 
 async def _pump(
-    watch: AsyncIterator[WatchEvent] | object,
+    watch: Watch,
     queue: asyncio.Queue[WatchEvent | BaseException | None],
 ) -> None:
     """Move events from the store watch into a queue the stream can wait on with timeouts."""
     try:
-        async for event in watch:  # type: ignore[union-attr]
+        async for event in watch:
             await queue.put(event)
     except asyncio.CancelledError:
         raise

@@ -40,6 +40,7 @@ from ..sources import StoreSource
 from ..storage import Store
 from ..storage.cacher import WatchCache
 from ..storage.etcd import EtcdConfig, EtcdStore
+from ..storage.fanout import STALL_TIMEOUT
 from ..storage.sqlite import SQLiteStore
 from .accesslog import enable_access_log
 from .allocation import AllocationService, PoolIndexService
@@ -52,11 +53,17 @@ from .modes import build_cluster, check_upstream, stored_kinds
 from .poolmetrics import MAX_POOLS_DEFAULT, PoolMetrics, review_histogram, timed
 from .poolstatus import PoolStatusOptions, PoolStatusService
 from .poolview import PoolViewOptions, PoolViewService
-from .protocol import BoundedHttpToolsProtocol
+from .protocol import (
+    READ_HEADER_TIMEOUT,
+    READ_TIMEOUT,
+    WRITE_STALL_TIMEOUT,
+    BoundedHttpToolsProtocol,
+)
 from .rbac import RBACPolicy, RBACService
 from .reviewaccess import authorized_reviews
 from .startup import AnnouncingServer, announcement, bind
 from .tlspeer import ssl_context_factory, with_peer_certificates
+from .tlspolicy import with_policy
 
 log = logging.getLogger("apiserver")
 MIB = 1024 * 1024
@@ -99,6 +106,10 @@ class ServeOptions:
     tls_private_key_file: str | None = None
     log_level: str = "info"
     access_log: bool = False
+    read_header_timeout: float = READ_HEADER_TIMEOUT
+    read_timeout: float = READ_TIMEOUT
+    write_stall_timeout: float = WRITE_STALL_TIMEOUT
+    watch_stall_timeout: float = STALL_TIMEOUT
     settings: ServerSettings = field(default_factory=ServerSettings)
     auth: AuthOptions = field(default_factory=AuthOptions)
 
@@ -216,6 +227,7 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
             ],
             window=options.watch_history,
             window_bytes=options.watch_history_mib * MIB,
+            stall_timeout=options.watch_stall_timeout,
         )
     if options.authorization_mode not in ("RBAC", "AlwaysAllow"):
         raise ValueError(
@@ -339,11 +351,16 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
         log_level=options.log_level,
         access_log=False,  # ours (server/accesslog.py) names who asked
         loop="uvloop",
-        # uvicorn's httptools protocol with a bound on the request head, and the client
-        # certificate in the scope: asked for (not verified) in the handshake, each
-        # authenticator verifies it against its own CA.
-        http=with_peer_certificates(BoundedHttpToolsProtocol),
-        ssl_context_factory=ssl_context_factory(options.auth.ca_files()),
+        # uvicorn's httptools protocol with a bound on the request head, deadlines for
+        # reading a request, and the client certificate in the scope: asked for (not
+        # verified) in the handshake, each authenticator verifies it against its own CA.
+        http=with_peer_certificates(
+            BoundedHttpToolsProtocol.with_timeouts(
+                options.read_header_timeout, options.read_timeout, options.write_stall_timeout
+            )
+        ),
+        # TLS 1.2 with AEAD suites only, and TLS 1.3.
+        ssl_context_factory=with_policy(ssl_context_factory(options.auth.ca_files())),
         timeout_graceful_shutdown=5,
         # Nothing in front of the server sets X-Forwarded-* for it to trust.
         proxy_headers=False,

@@ -27,8 +27,10 @@ may cost the backend a write; see ``Watch.request_ordered_progress``), and the u
 progress reports reach it through ``on_progress``.
 
 Memory: the current objects of each cached prefix, plus at most ``window`` events and
-``window_bytes`` of them per prefix (their JSON bytes, without parsed copies). A watcher that falls more than
-``max_pending`` events behind is closed, as in the Go cacher.
+``window_bytes`` of them per prefix (their JSON bytes, without parsed copies). Watchers are
+handed the same lean events (a parsed copy is made once, when a watcher needs one), and one
+whose buffer stays full for ``stall_timeout`` seconds, or that falls more than
+``max_pending`` events behind, is closed, as in the Go cacher (see ``fanout``).
 """
 
 from __future__ import annotations
@@ -43,9 +45,9 @@ from typing import Any
 from ..tasks import BackgroundTask
 from ..toolkit import Backoff, Reflector
 from .errors import RevisionCompactedError, StorageError
-from .fanout import Fanout, FollowingWatch
+from .fanout import STALL_TIMEOUT, Fanout, FollowingWatch
 from .interface import EventType, ListPage, Store, StoredObject, Watch, WatchEvent, prefix_end
-from .window import EventWindow, SortedMap
+from .window import EventWindow, SortedMap, lean_event
 
 log = logging.getLogger("apiserver.storage.cacher")
 
@@ -76,7 +78,7 @@ class _PrefixCache:
             owner.window, slack=max(owner.window // 4, 1), max_bytes=owner.window_bytes
         )
         self.synced = False
-        self.fanout = Fanout(max_pending=owner.max_pending)
+        self.fanout = owner.new_fanout(0)
         self._changed = asyncio.Event()
         self._synced_event = asyncio.Event()
         self._upstream: Watch | None = None
@@ -143,7 +145,7 @@ class _PrefixCache:
     def _replace(self, page: ListPage) -> None:
         """A fresh state from a list; watchers of the old one are closed."""
         self.fanout.close_all()
-        self.fanout = Fanout(page.revision, max_pending=self.owner.max_pending)
+        self.fanout = self.owner.new_fanout(page.revision)
         self.objects = SortedMap({item.key: item for item in page.items})
         self.revision = page.revision
         self.window.reset(page.revision)
@@ -166,7 +168,10 @@ class _PrefixCache:
             event = WatchEvent(event.type, event.object, old)
         self.revision = event.revision
         self.window.extend([event])  # at most 1.25 x window in memory
-        self.fanout.publish(event)
+        # Watchers that fall behind hold events: without the parsed copies, which can be
+        # ten times the bytes (the current objects keep theirs, for gets and lists). Not
+        # the window's own copies either: a watcher's selectors parse what it is handed.
+        self.fanout.publish(lean_event(event))
         self._notify()
 
     def _notify(self) -> None:
@@ -236,9 +241,11 @@ class WatchCache:
         window_bytes: int = 0,
         max_pending: int = 10_000,
         wait_timeout: float = 3.0,
+        stall_timeout: float = STALL_TIMEOUT,
     ) -> None:
         """``window``: events kept per prefix for watches; ``window_bytes``: the most bytes
-        they may take per prefix (0: no bound but the count)."""
+        they may take per prefix (0: no bound but the count); ``stall_timeout``: seconds a
+        watcher's buffer may stay full before the watcher is closed."""
         if window < 1:
             raise ValueError("the event window must hold at least one event")
         self.backend = backend
@@ -246,6 +253,7 @@ class WatchCache:
         self.window_bytes = window_bytes
         self.max_pending = max_pending
         self.wait_timeout = wait_timeout
+        self.stall_timeout = stall_timeout
         self._wanted = list(prefixes)
         self._prefix_caches: dict[str, _PrefixCache] = {}
         self._started = False
@@ -262,6 +270,9 @@ class WatchCache:
         for prefix_cache in prefix_caches:
             await prefix_cache.stop()
         await self.backend.close()
+
+    def new_fanout(self, revision: int) -> Fanout:
+        return Fanout(revision, self.max_pending, stall_timeout=self.stall_timeout)
 
     def _prefix_cache(self, key: str) -> _PrefixCache | None:
         prefix = kind_prefix(key)

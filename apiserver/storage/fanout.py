@@ -1,10 +1,14 @@
 """In-process fan-out of watch events: one publisher, many subscribers filtered by key prefix.
 
 Events are published once, in revision order, and each subscriber gets the same
-``WatchEvent`` object (so the bytes are shared). A subscriber that falls more than
-``max_pending`` events behind is cut off, as Kubernetes' cacher does with slow
-watchers (logged and counted, see ``terminations``); its client re-watches from the last
-revision it saw.
+``WatchEvent`` object (so the bytes are shared). Each subscriber buffers what it has not
+taken yet. As Kubernetes' cacher does with a watcher whose buffer stays full, a subscriber
+whose buffer has been full (a tenth of its bounds: ``max_pending`` events or
+``max_pending_bytes`` of their JSON) for ``stall_timeout`` seconds is cut off, and one
+that reaches the bounds themselves at once, whatever the time; each cut-off is logged and
+counted (``terminations``), its buffer freed, and its client re-watches from the last
+revision it saw. Time is read only while a buffer is full: no timer, no task per
+subscriber.
 
 ``FollowingWatch`` is the watch the in-memory stores build on this: a backlog of events
 (history, or a window), then the events of a subscription taken before the backlog ended.
@@ -13,12 +17,20 @@ revision it saw.
 from __future__ import annotations
 
 import asyncio
+import time
 from abc import abstractmethod
 from collections import deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 
 from .interface import Watch, WatchEvent
 from .terminations import TERMINATED
+from .window import event_bytes
+
+MAX_PENDING_BYTES = 64 * 1024 * 1024
+"""Bytes of events (their JSON) a subscriber may hold unread before it is cut off at once."""
+
+STALL_TIMEOUT = 10.0
+"""Seconds a subscriber's buffer may stay full before it is cut off."""
 
 
 class Subscription:
@@ -26,21 +38,48 @@ class Subscription:
         self._fanout = fanout
         self.prefix = prefix
         self.end = end
-        self._pending: deque[WatchEvent] = deque()
+        self._pending: deque[tuple[WatchEvent, int]] = deque()
+        self._bytes = 0
+        self._full_since: float | None = None
+        """When the buffer last became full (None while it is not)."""
         self._wakeup = asyncio.Event()
         self.closed = False
         self.overflowed = False
+        self.on_cut: Callable[[], None] | None = None
+        """Called when the subscription is cut off for falling behind."""
 
-    def _offer(self, event: WatchEvent) -> None:
+    def _offer(self, event: WatchEvent, cost: int) -> None:
         if self.closed:
             return
-        if len(self._pending) >= self._fanout.max_pending:
-            self.overflowed = True
-            self.closed = True
-            TERMINATED.record(self.prefix, len(self._pending))
-        else:
-            self._pending.append(event)
+        fanout = self._fanout
+        if len(self._pending) >= fanout.max_pending or self._bytes + cost > fanout.max_bytes:
+            self._cut(f"{len(self._pending)} events ({self._bytes} bytes) unread")
+            return
+        self._pending.append((event, cost))
+        self._bytes += cost
+        if len(self._pending) >= fanout.buffer or self._bytes >= fanout.buffer_bytes:
+            now = time.monotonic()
+            if self._full_since is None:
+                self._full_since = now
+            elif now - self._full_since >= fanout.stall_timeout:
+                self._cut(
+                    f"its buffer of {len(self._pending)} events ({self._bytes} bytes) stayed"
+                    f" full for {now - self._full_since:.1f} s"
+                )
+                return
         self._wakeup.set()
+
+    def _cut(self, why: str) -> None:
+        """End the subscription for falling behind: free what it held, log and count it."""
+        self.overflowed = True
+        self.closed = True
+        self._pending.clear()
+        self._bytes = 0
+        self._fanout._subscribers.discard(self)
+        TERMINATED.record(self.prefix, why)
+        self._wakeup.set()
+        if self.on_cut is not None:
+            self.on_cut()
 
     async def next(self) -> WatchEvent | None:
         """The next event, or None once the subscription is closed or overflowed."""
@@ -51,7 +90,13 @@ class Subscription:
             await self._wakeup.wait()
         if self.overflowed:
             return None
-        return self._pending.popleft()
+        event, cost = self._pending.popleft()
+        self._bytes -= cost
+        if self._full_since is not None and (
+            len(self._pending) < self._fanout.buffer and self._bytes < self._fanout.buffer_bytes
+        ):
+            self._full_since = None
+        return event
 
     def empty(self) -> bool:
         return not self._pending
@@ -63,10 +108,29 @@ class Subscription:
 
 
 class Fanout:
-    def __init__(self, revision: int = 0, max_pending: int = 10_000) -> None:
+    def __init__(
+        self,
+        revision: int = 0,
+        max_pending: int = 10_000,
+        *,
+        max_pending_bytes: int = MAX_PENDING_BYTES,
+        stall_timeout: float = STALL_TIMEOUT,
+    ) -> None:
         self.revision = revision
         self.max_pending = max_pending
+        self.max_bytes = max_pending_bytes
+        self.stall_timeout = stall_timeout
         self._subscribers: set[Subscription] = set()
+
+    @property
+    def buffer(self) -> int:
+        """Events that make a subscriber's buffer full."""
+        return max(self.max_pending // 10, 1)
+
+    @property
+    def buffer_bytes(self) -> int:
+        """Bytes that make a subscriber's buffer full."""
+        return max(self.max_bytes // 10, 1)
 
     def subscribe(self, prefix: str, end: str) -> Subscription:
         sub = Subscription(self, prefix, end)
@@ -75,9 +139,10 @@ class Fanout:
 
     def publish(self, event: WatchEvent) -> None:
         key = event.object.key
+        cost = event_bytes(event)
         for sub in tuple(self._subscribers):
             if sub.prefix <= key < sub.end:
-                sub._offer(event)
+                sub._offer(event, cost)
         self.revision = max(self.revision, event.revision)
 
     def close_all(self) -> None:
@@ -107,6 +172,7 @@ class FollowingWatch(Watch):
     ) -> AsyncIterator[WatchEvent]:
         """The backlog, then the subscription's later events; closes the subscription."""
         self._sub = sub
+        sub.on_cut = self._cut
         try:
             for event in backlog:
                 self._last = event.revision
@@ -123,6 +189,10 @@ class FollowingWatch(Watch):
                 yield live
         finally:
             sub.close()
+
+    def _cut(self) -> None:
+        if self.on_cut is not None:
+            self.on_cut()
 
     @abstractmethod
     def _head(self) -> int:

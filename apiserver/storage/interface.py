@@ -93,6 +93,11 @@ class Watch(ABC):
     on_progress: Callable[[], None] | None = None
     """Set by the consumer: called whenever the backend reports progress on this stream."""
 
+    on_cut: Callable[[], None] | None = None
+    """Set by the consumer: called (at once, from the store) if the store cuts this stream
+    off because its consumer fell too far behind; the stream then ends, and its client
+    should re-watch. A consumer blocked on its own client learns of it only this way."""
+
     reported_revision: int = 0
     """The newest revision the backend reported on this stream; complete only once
     ``progress()`` reaches it (0: the backend never reports)."""

@@ -1,6 +1,6 @@
 """Watchers cut off for falling behind: each is logged and counted by resource.
 
-A fan-out closes a subscriber that is more than its bound of events behind (as Kubernetes'
+A fan-out closes a subscriber whose buffer stays full, or overflows (as Kubernetes'
 cacher does); its client re-watches. That used to happen silently. Here every cut-off is
 logged and counted per group-resource, served on ``/metrics`` as kube-apiserver's
 ``apiserver_terminated_watchers_total{resource="<plural>.<group>"}``.
@@ -31,16 +31,17 @@ class TerminatedWatchers:
         self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def record(self, prefix: str, behind: int) -> None:
+    def record(self, prefix: str, why: str) -> None:
+        """Count a watcher of ``prefix`` cut off, and log ``why`` (kube-apiserver's words)."""
         resource = resource_of(prefix)
         with self._lock:
             self._counts[resource] = self._counts.get(resource, 0) + 1
         log.warning(
-            "terminated a watcher of %s (prefix %s): it fell %d events behind; its client"
+            "Forcing %s watcher close due to unresponsiveness: %s (prefix %s); its client"
             " will re-watch",
             resource,
+            why,
             prefix,
-            behind,
         )
 
     def counts(self) -> dict[str, int]:

@@ -86,6 +86,16 @@ def _lean(stored: StoredObject) -> StoredObject:
     return StoredObject(stored.key, stored.revision, stored.raw)
 
 
+def lean_event(event: WatchEvent) -> WatchEvent:
+    """``event`` with its objects lean (see ``_lean``); itself if they already are."""
+    prev = event.prev
+    kept_object = _lean(event.object)
+    kept_prev = _lean(prev) if prev is not None else None
+    if kept_object is event.object and kept_prev is prev:
+        return event
+    return WatchEvent(event.type, kept_object, kept_prev)
+
+
 class EventWindow:
     """The latest events in revision order: at most ``size`` of them once trimmed, and
     (when ``max_bytes`` is set) at most ``max_bytes`` by ``event_bytes``.
@@ -121,10 +131,7 @@ class EventWindow:
         """Add the events of one or more later revisions, then trim."""
         window = self._events
         for event in events:
-            prev = event.prev
-            kept = WatchEvent(
-                event.type, _lean(event.object), _lean(prev) if prev is not None else None
-            )
+            kept = lean_event(event)
             cost = event_bytes(kept)
             window.append(kept)
             self._bytes.append(cost)

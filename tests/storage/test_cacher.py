@@ -300,3 +300,22 @@ async def test_readiness_waits_for_etcd_and_the_first_sync(tmp_path: Path) -> No
     finally:
         await cache.close()
         later.stop()
+
+
+async def test_watchers_are_handed_events_without_parsed_copies(
+    counted: tuple[WatchCache, CountingStore],
+) -> None:
+    """What a watcher that falls behind holds is JSON bytes, not the parsed objects (which
+    the current state keeps for reads)."""
+    cache, _ = counted
+    watch = cache.watch(PREFIX, await cache.current_revision())
+    events = aiter(watch)
+    try:
+        created = await cache.create(PREFIX + "lean", item("lean"))
+        got = await asyncio.wait_for(anext(events), HANG)
+        assert got.revision == created.revision
+        assert got.object._parsed is None
+        assert "obj" not in vars(got.object)
+        assert got.object.obj["metadata"]["name"] == "lean"  # parsed when asked
+    finally:
+        await watch.close()

@@ -124,7 +124,7 @@ async def test_a_cut_off_watcher_is_logged_and_counted_by_resource(
 
 
 async def test_terminated_watchers_are_on_metrics(store: SQLiteStore) -> None:
-    TERMINATED.record("/resource.k8s.io/deviceclasses/", 10_000)
+    TERMINATED.record("/resource.k8s.io/deviceclasses/", "a test")
     served = StandaloneCluster(store, GROUP, authenticator=None, authorizer=None).served()
     app = build_app(APIServer(store, served, ServerSettings()), None)
     transport = httpx.ASGITransport(app=app)
@@ -140,3 +140,52 @@ async def test_terminated_watchers_are_on_metrics(store: SQLiteStore) -> None:
 def test_resource_names_follow_kubernetes() -> None:
     assert resource_of("/resource.k8s.io/resourceslices/") == "resourceslices.resource.k8s.io"
     assert resource_of("/core/events/default/") == "events"
+
+
+def sized(key: str, revision: int, size: int) -> WatchEvent:
+    return WatchEvent(EventType.ADDED, StoredObject(key, revision, b" " * size))
+
+
+async def test_a_buffer_that_stays_full_is_cut_and_freed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A tenth of max_pending (10 events) is full; with no time allowed, staying full for
+    # one more event is too long.
+    fanout = Fanout(max_pending=100, stall_timeout=0.0)
+    stalled = fanout.subscribe("/a/", "/a0")
+    cuts: list[str] = []
+    stalled.on_cut = lambda: cuts.append("cut")
+    for revision in range(1, 11):  # ten: full from the tenth on
+        fanout.publish(event(f"/a/x{revision}", revision))
+    assert cuts == []
+    with caplog.at_level(logging.WARNING, logger="apiserver.watch"):
+        fanout.publish(event("/a/x11", 11))
+    assert cuts == ["cut"]
+    assert stalled.empty()  # what it held is freed at once
+    assert len(fanout) == 0
+    assert await asyncio.wait_for(stalled.next(), HANG) is None
+    assert any("due to unresponsiveness" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_buffer_that_drains_is_not_cut() -> None:
+    fanout = Fanout(max_pending=100, stall_timeout=0.0)
+    reader = fanout.subscribe("/a/", "/a0")
+    reader.on_cut = lambda: pytest.fail("a reader that keeps up was cut")
+    revision = 0
+    for _ in range(5):
+        for _ in range(10):  # full again each round...
+            revision += 1
+            fanout.publish(event(f"/a/x{revision}", revision))
+        for _ in range(10):  # ...and read down each round
+            assert await asyncio.wait_for(reader.next(), HANG) is not None
+    assert len(fanout) == 1
+
+
+async def test_a_buffer_over_its_byte_bound_is_cut_at_once() -> None:
+    fanout = Fanout(max_pending=1_000, max_pending_bytes=10_000, stall_timeout=3600.0)
+    slow = fanout.subscribe("/a/", "/a0")
+    fanout.publish(sized("/a/x1", 1, 6_000))
+    assert not slow.closed
+    fanout.publish(sized("/a/x2", 2, 6_000))  # 12,000 bytes unread: over the bound
+    assert slow.closed
+    assert slow.empty()
