@@ -2,7 +2,7 @@
 
 ``Allocator`` (``engine``) is the entry point: a ``Pools`` snapshot and the DeviceClasses
 in; per node a ``NodeResult`` out (feasible, score, upstream AllocationResult per claim,
-reasons). ``parse_claim`` reads a ResourceClaim or its spec; ``ReviewBudget`` is one
+reasons as ``Reason`` values: code, claim, request, counts, message). ``parse_claim`` reads a ResourceClaim or its spec; ``ReviewBudget`` is one
 search budget shared by every node of a review (``budget``). The search itself
 (``search``), its candidates (``candidates``), constraints (``constraints``) and output
 shapes and score (``result``) have no I/O and no API types.
@@ -12,6 +12,7 @@ from .budget import NODE_SHARE, ReviewBudget
 from .candidates import RANK_NAMES, Candidate
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim, ConstraintSpec, Request, parse_claim
 from .engine import Allocator, ClaimOutcome, NodeResult
+from .reasons import Reason
 from .result import score
 from .search import Budget, GaveUp
 
@@ -28,6 +29,7 @@ __all__ = [
     "ConstraintSpec",
     "GaveUp",
     "NodeResult",
+    "Reason",
     "Request",
     "ReviewBudget",
     "parse_claim",

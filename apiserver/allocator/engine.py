@@ -57,6 +57,21 @@ from .constraints import (
     Evaluations,
     MatchAttribute,
 )
+from .reasons import (
+    ALLOCATED_ELSEWHERE,
+    BUDGET_EXHAUSTED,
+    CAPACITY_EXHAUSTED,
+    CONSTRAINT_UNSATISFIABLE,
+    COUNTERS_EXHAUSTED,
+    INVALID_CLAIM,
+    NO_CANDIDATES,
+    NO_MATCHING_DEVICES,
+    NOT_SEARCHED,
+    POOL_UNUSABLE,
+    TOO_MANY_DEVICES,
+    UNSATISFIABLE,
+    Reason,
+)
 from .result import allocation_result, score
 from .search import (
     SLICE,
@@ -106,8 +121,8 @@ class NodeResult:
     feasible: bool
     score: int = 0
     claims: tuple[ClaimOutcome, ...] = ()
-    why: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
-    """The reasons, or how to word them when first read (most are never read)."""
+    why: tuple[Reason, ...] | Callable[[], tuple[Reason, ...]] = ()
+    """The reasons, or how to build them when first read (most are never read)."""
     steps: int = 0
     evaluations: int = 0
     """CEL constraint evaluations the search made."""
@@ -119,15 +134,24 @@ class NodeResult:
         return tuple(d for c in self.claims for d in c.devices)
 
     @functools.cached_property
-    def reasons(self) -> tuple[str, ...]:
-        """Why the node is infeasible: each names the claim, the request and what removed
+    def explanations(self) -> tuple[Reason, ...]:
+        """Why the node is infeasible: each a code, the claim, the request and what removed
         its candidates, with counts."""
         return self.why() if callable(self.why) else self.why
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The explanations' messages, for people and logs."""
+        return tuple(r.message for r in self.explanations)
 
 
 class _Problem(Exception):
     """A claim that cannot be searched at all (unknown class, a selector that does not
     compile): the same answer on every node."""
+
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(reason.message)
+        self.reason = reason
 
 
 class Allocator:
@@ -261,8 +285,12 @@ class Allocator:
                     node.name,
                     False,
                     why=(
-                        f"claim {claim.name}: allocated already, and its allocation is not "
-                        f"available on node {node.name}",
+                        Reason(
+                            ALLOCATED_ELSEWHERE,
+                            claim.name,
+                            f"claim {claim.name}: allocated already, and its allocation is not "
+                            f"available on node {node.name}",
+                        ),
                     ),
                 )
         quick = self._greedy(claims, node)
@@ -272,7 +300,7 @@ class Allocator:
         try:
             plans = [self._plan(claim, node, evaluations) for claim in claims]
         except _Problem as problem:
-            return NodeResult(node.name, False, why=(str(problem),))
+            return NodeResult(node.name, False, why=(problem.reason,))
         held = self.held
         # An allocated claim's devices are taken whole; its shares of multi-allocatable
         # devices are in what the pools' shares consume already.
@@ -296,7 +324,7 @@ class Allocator:
             return NodeResult(
                 node.name,
                 False,
-                why=(str(gave_up),),
+                why=(Reason(BUDGET_EXHAUSTED, "", str(gave_up)),),
                 steps=search.steps,
                 evaluations=evaluations.count,
                 partial_checks=evaluations.partial,
@@ -399,13 +427,20 @@ class Allocator:
 
     def _plan(self, claim: Claim, node: Node, evaluations: Evaluations) -> ClaimPlan:
         if claim.problem is not None:
-            raise _Problem(f"claim {claim.name}: {claim.problem}")
+            raise _Problem(
+                Reason(INVALID_CLAIM, claim.name, f"claim {claim.name}: {claim.problem}")
+            )
         if claim.allocation is not None:
             return ClaimPlan(claim, [], [], fixed=True)
         if claim.minimum_devices > MAX_DEVICES_PER_CLAIM:
             raise _Problem(
-                f"claim {claim.name}: number of requested devices {claim.minimum_devices}"
-                f" exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}"
+                Reason(
+                    TOO_MANY_DEVICES,
+                    claim.name,
+                    f"claim {claim.name}: number of requested devices {claim.minimum_devices}"
+                    f" exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}",
+                    counts={"requested": claim.minimum_devices, "limit": MAX_DEVICES_PER_CLAIM},
+                )
             )
         constraints = [self._constraint(claim, spec, evaluations) for spec in claim.constraints]
         requests = []
@@ -449,7 +484,13 @@ class Allocator:
         try:
             program = compile_constraint(spec.expression, cost_limit=None)
         except CELError as err:
-            raise _Problem(f"claim {claim.name}: {spec.label}: CEL compile error: {err}") from None
+            raise _Problem(
+                Reason(
+                    INVALID_CLAIM,
+                    claim.name,
+                    f"claim {claim.name}: {spec.label}: CEL compile error: {err}",
+                )
+            ) from None
         last = max(
             (
                 i
@@ -464,8 +505,13 @@ class Allocator:
         device_class = self.classes.get(alternative.class_name)
         if device_class is None:
             raise _Problem(
-                f"claim {claim.name} request {alternative.name}: device class"
-                f" {alternative.class_name} does not exist"
+                Reason(
+                    INVALID_CLAIM,
+                    claim.name,
+                    f"claim {claim.name} request {alternative.name}: device class"
+                    f" {alternative.class_name} does not exist",
+                    alternative.name,
+                )
             )
         out = []
         for owner, expressions in (
@@ -477,7 +523,14 @@ class Allocator:
                 try:
                     programs.append(compile_selector(expression, cost_limit=None))
                 except CELError as err:
-                    raise _Problem(f"{owner}: selector #{i}: CEL compile error: {err}") from None
+                    raise _Problem(
+                        Reason(
+                            INVALID_CLAIM,
+                            claim.name,
+                            f"{owner}: selector #{i}: CEL compile error: {err}",
+                            alternative.name,
+                        )
+                    ) from None
             out.append(tuple(programs))
         return tuple(out)
 
@@ -532,8 +585,10 @@ class Allocator:
 
     # -- explanations ----------------------------------------------------------------
 
-    def _explain(self, plans: list[ClaimPlan], node: Node, held: Collection[DeviceID]) -> list[str]:
-        reasons: list[str] = []
+    def _explain(
+        self, plans: list[ClaimPlan], node: Node, held: Collection[DeviceID]
+    ) -> list[Reason]:
+        reasons: list[Reason] = []
         for plan in plans:
             if plan.fixed:
                 continue
@@ -561,30 +616,52 @@ class Allocator:
                     )
                     error = getattr(constraint, "error", None)
                     reasons.append(
-                        f"claim {name}: {constraint.label} unsatisfiable among {among}"
-                        " candidates" + (f" (last error: {error})" if error else "")
+                        Reason(
+                            CONSTRAINT_UNSATISFIABLE,
+                            name,
+                            f"claim {name}: {constraint.label} unsatisfiable among {among}"
+                            " candidates" + (f" (last error: {error})" if error else ""),
+                            counts={"candidates": among},
+                        )
                     )
             if plan.counter_rejections:
                 reasons.append(
-                    f"claim {name}: counters exhausted: no combination of candidates fits the"
-                    " counters their pools have left"
+                    Reason(
+                        COUNTERS_EXHAUSTED,
+                        name,
+                        f"claim {name}: counters exhausted: no combination of candidates fits"
+                        " the counters their pools have left",
+                    )
                 )
             if plan.capacity_rejections:
                 reasons.append(
-                    f"claim {name}: capacity exhausted: no combination of candidates fits the"
-                    " capacity their shared devices have left"
+                    Reason(
+                        CAPACITY_EXHAUSTED,
+                        name,
+                        f"claim {name}: capacity exhausted: no combination of candidates fits"
+                        " the capacity their shared devices have left",
+                    )
                 )
             if plan.oversized:
                 reasons.append(
-                    f"claim {name}: the devices requested exceed the claim limit of"
-                    f" {MAX_DEVICES_PER_CLAIM}"
+                    Reason(
+                        TOO_MANY_DEVICES,
+                        name,
+                        f"claim {name}: the devices requested exceed the claim limit of"
+                        f" {MAX_DEVICES_PER_CLAIM}",
+                        counts={"limit": MAX_DEVICES_PER_CLAIM},
+                    )
                 )
         if not reasons:
             reasons.append(
-                "the claims cannot all be satisfied together: each can be alone, but not"
-                " without sharing a device"
-                if len(plans) > 1
-                else "no combination of candidates satisfies the claim"
+                Reason(
+                    UNSATISFIABLE,
+                    "",
+                    "the claims cannot all be satisfied together: each can be alone, but not"
+                    " without sharing a device"
+                    if len(plans) > 1
+                    else "no combination of candidates satisfies the claim",
+                )
             )
             for plan in plans:
                 for request in plan.requests:
@@ -596,7 +673,7 @@ class Allocator:
 
     def _short(
         self, claim: str, plan: AlternativePlan, node: Node, taken: Collection[DeviceID]
-    ) -> tuple[str, ...]:
+    ) -> tuple[Reason, ...]:
         line = self._shortage(claim, plan, node, taken)
         return (line,) if line else ()
 
@@ -607,7 +684,7 @@ class Allocator:
         node: Node,
         held: Collection[DeviceID],
         always: bool = False,
-    ) -> str | None:
+    ) -> Reason | None:
         """Why the alternative cannot have its devices on the node, counted; None if it has
         enough free candidates (the reason is then elsewhere) unless ``always``."""
         alternative = alt.alternative
@@ -633,20 +710,35 @@ class Allocator:
             else:
                 free += 1
         where = f"claim {claim} request {alternative.name}"
+        request = alternative.name
+
+        def reason(code: str, message: str, **counts: int) -> Reason:
+            return Reason(code, claim, f"{where}: {message}", request, counts)
+
         if alternative.all:
             if not alt.usable:
                 pools = ", ".join(f"{d}/{p}" for d, p in sorted(tally.unusable_pools))
-                return f"{where}: asks for all devices, but pool {pools} is incomplete or invalid"
+                return reason(
+                    POOL_UNUSABLE,
+                    f"asks for all devices, but pool {pools} is incomplete or invalid",
+                    pools=len(tally.unusable_pools),
+                )
             if free == alt.count and free > 0 and not always:
                 return None
             if alt.count == 0:
-                return f"{where}: asks for all devices, and none is reachable from node {node.name}"
+                return reason(
+                    NO_CANDIDATES,
+                    f"asks for all devices, and none is reachable from node {node.name}",
+                    reachable=tally.reachable,
+                )
         elif free >= alternative.count and not always:
             return None
         if tally.reachable == tally.class_excluded and not tally.unusable_pools:
-            return (
-                f"{where}: no device of class {alternative.class_name} is reachable from"
-                f" node {node.name}"
+            return reason(
+                NO_CANDIDATES,
+                f"no device of class {alternative.class_name} is reachable from node {node.name}",
+                reachable=tally.reachable,
+                classExcluded=tally.class_excluded,
             )
         parts = []
         for (driver, pool_name), count in sorted(tally.unusable_pools.items()):
@@ -669,9 +761,25 @@ class Allocator:
             if count:
                 parts.append(f"{label} {count}")
         needs = "all" if alternative.all else str(alternative.count)
-        return (
-            f"{where}: needs {needs} device(s) of class {alternative.class_name}, {free} free"
-            f" on node {node.name}" + (": " + "; ".join(parts) if parts else "")
+        counts = {
+            "needed": alt.count if alternative.all else alternative.count,
+            "free": free,
+            "reachable": tally.reachable,
+            "classExcluded": tally.class_excluded,
+            "selectorExcluded": sum(tally.selector_excluded.values()),
+            "unusablePools": sum(tally.unusable_pools.values()),
+            "tainted": tally.tainted,
+            "capacityInsufficient": tally.capacity_short,
+            "allocated": allocated,
+            "reserved": reserved,
+            "countersExhausted": exhausted,
+            "capacityExhausted": used_up,
+        }
+        return reason(
+            _shortage_code(counts),
+            f"needs {needs} device(s) of class {alternative.class_name}, {free} free"
+            f" on node {node.name}" + (": " + "; ".join(parts) if parts else ""),
+            **counts,
         )
 
     def _remaining(self, candidate: Candidate) -> dict[str, dict[str, int]]:
@@ -688,10 +796,35 @@ def _not_searched(node: Node, budget: ReviewBudget) -> NodeResult:
         node.name,
         False,
         why=(
-            f"not searched: the review's search budget ({budget.describe()}) was spent on"
-            f" {budget.nodes} earlier node(s)",
+            Reason(
+                NOT_SEARCHED,
+                "",
+                f"not searched: the review's search budget ({budget.describe()}) was spent on"
+                f" {budget.nodes} earlier node(s)",
+                counts={"nodesSearched": budget.nodes},
+            ),
         ),
     )
+
+
+def _shortage_code(counts: Mapping[str, int]) -> str:
+    """The code of a request short of free candidates: NoMatchingDevices when the selectors
+    alone left none (nothing else removed any, so freeing devices cannot help); else what
+    took the candidates, counters and capacity first as they say most."""
+    others = ("unusablePools", "tainted", "capacityInsufficient", "allocated", "reserved")
+    if (
+        counts["selectorExcluded"]
+        and counts["free"] == 0
+        and counts["countersExhausted"] == 0
+        and counts["capacityExhausted"] == 0
+        and not any(counts[k] for k in others)
+    ):
+        return NO_MATCHING_DEVICES
+    if counts["countersExhausted"]:
+        return COUNTERS_EXHAUSTED
+    if counts["capacityExhausted"] or counts["capacityInsufficient"]:
+        return CAPACITY_EXHAUSTED
+    return UNSATISFIABLE
 
 
 def _allocation_reaches(claim: Claim, node: Node) -> bool:

@@ -23,8 +23,10 @@ Where this differs from upstream:
 
 * ``device`` is a map to the type checker: device field names and the type of the result
   (``device.driver`` or a capacity is not a bool; only attribute values are dynamic) are
-  checked at compile time, but a type error inside (``device.driver > 1``) is found at
-  evaluation;
+  checked at compile time, and so are operators applied to device fields
+  (``device.driver + 1`` does not compile, as upstream); an operand typed only by what a
+  function returns from a device field, or a comprehension's variable over ``devices``
+  (``devices.all(d, d.driver > 1)``), is checked at evaluation;
 * comparing two literals of different numeric types (``1 < 2.0``) does not compile, although
   values from devices compare across types as upstream;
 * nesting is limited to 32 levels (the library's parser and planner);

@@ -170,3 +170,68 @@ def _member(container: str | None, field: str) -> str | None:
     if container == _DEVICE:
         return _FIELD_TYPES.get(field)
     return _MEMBER_TYPES.get(container or "")
+
+
+# -- operators over device fields ---------------------------------------------------------
+
+_SEMVER = "kubernetes.Semver"
+_NUMBERS = frozenset({"int", "uint", "double"})
+_ORDERED = _NUMBERS | {"string", "bytes", "bool", "google.protobuf.Timestamp"}
+_SCALARS = _ORDERED | {_QUANTITY, _SEMVER, "google.protobuf.Duration"}
+_SAME_TYPE = {
+    "_+_": _NUMBERS | {"string", "bytes"},
+    "_-_": _NUMBERS,
+    "_*_": _NUMBERS,
+    "_/_": _NUMBERS,
+    "_%_": frozenset({"int", "uint"}),
+}
+_COMPARISONS = frozenset({"_<_", "_<=_", "_>_", "_>=_"})
+_EQUALITY = frozenset({"_==_", "_!=_"})
+_LOGICAL = frozenset({"_&&_", "_||_", "!_"})
+
+
+def check_operators(checked: A.CheckedAst, variable: str) -> None:
+    """Raise CompileError for an operator applied to device fields of types it has no
+    overload for (``device.driver + 1``, ``device.capacity[d].memory > 1``), as upstream's
+    checker does with its typed ``device``. Only operands whose types are known here are
+    judged; attribute values stay dynamic, and anything the library typed it judged itself."""
+    _operators(checked, checked.expr, variable)
+
+
+def _operators(checked: A.CheckedAst, node: A.Expr, var: str) -> None:
+    if isinstance(node, A.Comprehension) and var in {
+        node.iter_var,
+        node.iter_var2,
+        node.accu_var,
+    }:
+        return  # the name means something else inside: nothing here to say about it
+    if isinstance(node, A.Call) and not _operator_fits(checked, node, var):
+        kinds = ", ".join(str(_static(checked, a, var)) for a in node.args)
+        raise _error(
+            checked,
+            node,
+            f"found no matching overload for '{node.function}' applied to '({kinds})'",
+        )
+    for child in node.children():
+        _operators(checked, child, var)
+
+
+def _operator_fits(checked: A.CheckedAst, node: A.Call, var: str) -> bool:
+    name = node.function
+    if name not in _SAME_TYPE and name not in _COMPARISONS | _EQUALITY | _LOGICAL | {"-_"}:
+        return True
+    if all(checked.type_of(a).kind not in _IGNORED_KINDS for a in node.args):
+        return True  # the library's checker saw these types and accepted them
+    kinds = [_static(checked, a, var) for a in node.args]
+    if any(k is None or k not in _SCALARS for k in kinds):
+        return True  # dynamic (an attribute value) or beyond this check: evaluation decides
+    if name in _LOGICAL:
+        return all(k == "bool" for k in kinds)
+    if name == "-_":
+        return kinds[0] in _NUMBERS
+    left, right = kinds
+    if name in _SAME_TYPE:
+        return left == right and left in _SAME_TYPE[name]
+    if name in _COMPARISONS:
+        return (left == right and left in _ORDERED) or (left in _NUMBERS and right in _NUMBERS)
+    return left == right or (left in _NUMBERS and right in _NUMBERS)

@@ -130,6 +130,7 @@ def _build(expression: str, kind: Kind) -> Program:
         if static is not None and static != "bool":
             raise CompileError("must evaluate to bool or the unknown type, not " + static)
     checks.check(tree, kind.value, _regex_problem)
+    checks.check_operators(tree, kind.value)
     estimated = cost.estimate(tree)
     rewrite.rewrite(tree)
     calls_python = any(

@@ -29,12 +29,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..allocator import Allocator, Claim, NodeResult, ReviewBudget, parse_claim
+from ..allocator import Allocator, Claim, NodeResult, Reason, ReviewBudget, parse_claim
 from ..api.resource.allocationreview import RESERVATION_SECONDS_DEFAULT, AllocationReview
 from ..api.resource.views import DeviceID
 from ..machinery import errors
@@ -54,17 +53,6 @@ ASK_AGAIN_SECONDS = 0.5
 RESERVE_ROUNDS = 32
 """Searches one reserving review may make: each follows a lost race (a device another
 replica took, excluded from then on) or a wait for pending reserves here to settle."""
-_REQUEST = re.compile(r"^claim (?P<claim>\S+)(?: request (?P<request>\S+))?: (?P<message>.*)$")
-_REASONS = (
-    ("not searched", "NotSearched"),
-    ("budget", "BudgetExhausted"),
-    ("unsatisfiable", "ConstraintUnsatisfiable"),
-    ("counters exhausted", "CountersExhausted"),
-    ("incomplete or invalid", "PoolUnusable"),
-    ("is reachable from", "NoCandidates"),
-    ("exceed the claim limit", "TooManyDevices"),
-    ("capacity", "CapacityExhausted"),
-)
 
 
 class AllocationService:
@@ -276,7 +264,7 @@ def _node_answer(result: NodeResult, unknown: bool = False) -> dict[str, Any]:
         answer["allocations"] = [c.allocation for c in result.claims]
     else:
         answer["score"] = 0
-        answer["reasons"] = [_reason(text) for text in result.reasons]
+        answer["reasons"] = [_reason(r) for r in result.explanations]
         if unknown:
             answer["reasons"].insert(
                 0,
@@ -290,15 +278,15 @@ def _node_answer(result: NodeResult, unknown: bool = False) -> dict[str, Any]:
     return answer
 
 
-def _reason(text: str) -> dict[str, Any]:
-    """The engine's worded reason as the API's {claim, request, reason, message}."""
-    match = _REQUEST.match(text)
-    claim = match.group("claim") if match else ""
-    request = match.group("request") if match else None
-    reason = next((r for key, r in _REASONS if key in text), "Unsatisfiable")
-    entry: dict[str, Any] = {"claim": claim, "reason": reason, "message": text}
-    if request:
-        entry["request"] = request
+def _reason(reason: Reason) -> dict[str, Any]:
+    """The engine's reason as the API's {claim, request, reason, message}."""
+    entry: dict[str, Any] = {
+        "claim": reason.claim,
+        "reason": reason.code,
+        "message": reason.message,
+    }
+    if reason.request:
+        entry["request"] = reason.request
     return entry
 
 

@@ -12,10 +12,28 @@ from .paths import Paths
 
 JSON = dict[str, Any]
 
-UNRESOLVABLE_REASONS = frozenset({"NoCandidates"})
-"""Review reasons that no preemption can fix: no device on the node could ever satisfy the
-request. Any other reason (devices in use, a constraint not met with what is free) may
-change when other pods go, so the scheduler may still preempt for it."""
+PREEMPTION_HELPS: dict[str, bool] = {
+    # Nothing on the node could ever serve the request: no pod's eviction changes that.
+    "NoCandidates": False,
+    "NoMatchingDevices": False,
+    "PoolUnusable": False,
+    "TooManyDevices": False,
+    "InvalidClaim": False,
+    "AllocatedElsewhere": False,
+    "NodeNotFound": False,
+    # Devices, counters or capacity others hold: evicting them may free what is needed.
+    "Unsatisfiable": True,
+    "ConstraintUnsatisfiable": True,
+    "CountersExhausted": True,
+    "CapacityExhausted": True,
+    # No answer was reached for the node: say nothing final about it.
+    "BudgetExhausted": True,
+    "NotSearched": True,
+    "ReservationContention": True,
+}
+"""Per review reason code, whether preemption might make the node fit. A node is
+unresolvable only when every reason says no; a code not in the table (a newer server)
+counts as one preemption might help with, the answer that never strands a pod."""
 
 
 async def review(
@@ -50,9 +68,11 @@ def why_infeasible(entry: JSON) -> str:
     return text or "the claims cannot be allocated on this node"
 
 
-def _unresolvable(entry: JSON) -> bool:
+def unresolvable(entry: JSON) -> bool:
     reasons = [r for r in entry.get("reasons") or [] if isinstance(r, dict)]
-    return bool(reasons) and all(r.get("reason") in UNRESOLVABLE_REASONS for r in reasons)
+    return bool(reasons) and all(
+        not PREEMPTION_HELPS.get(str(r.get("reason")), True) for r in reasons
+    )
 
 
 class Scheduler:
@@ -83,7 +103,7 @@ class Scheduler:
                 result.failed[node] = "the allocation review did not answer for this node"
             elif entry.get("feasible"):
                 result.fits.append(node)
-            elif _unresolvable(entry):
+            elif unresolvable(entry):
                 result.unresolvable[node] = why_infeasible(entry)
             else:
                 result.failed[node] = why_infeasible(entry)

@@ -96,6 +96,24 @@ def test_answers_are_valid_sorted_and_explained(cluster: ServerProcess) -> None:
     )
 
 
+def test_a_selector_that_excludes_every_device_is_no_matching_devices(
+    cluster: ServerProcess,
+) -> None:
+    """The engine's code, claim and request come through as they are: the selector alone
+    left nothing on the node (what the shim answers as unresolvable)."""
+    node = "node-1"
+    published = len(slice_devices(cluster)[node])
+    spec = gpu_claim(selector='device.driver == "no.such.driver"')
+    answer = review(cluster, {"claims": [{"name": "picky", "spec": spec}], "nodeNames": [node]})
+    [entry] = answer["status"]["nodes"]
+    assert entry["feasible"] is False
+    [reason] = entry["reasons"]
+    assert reason["reason"] == "NoMatchingDevices"
+    assert reason["request"] == "gpu"
+    assert reason["claim"].endswith("picky")
+    assert f"selector #0 excluded {published}" in reason["message"]
+
+
 def test_bad_reviews_name_the_field_and_a_missing_claim_is_404(cluster: ServerProcess) -> None:
     bad = {
         "apiVersion": f"{GROUP}/v1alpha3",
@@ -156,6 +174,8 @@ def test_reservations_hold_devices_for_later_reviews(cluster: ServerProcess) -> 
     [answer] = full["status"]["nodes"]
     assert answer["feasible"] is False
     assert f"reserved {len(free)}" in answer["reasons"][0]["message"]
+    # Devices others hold: another pod's going could free them, so not NoMatchingDevices.
+    assert answer["reasons"][0]["reason"] == "Unsatisfiable"
     cluster.kubectl("delete", "devicereservations", "--all")
     again = review(cluster, {"claims": [{"name": "one", "spec": gpu_claim()}], "nodeNames": [node]})
     assert again["status"]["nodes"][0]["feasible"] is True

@@ -83,7 +83,11 @@ class ReviewReason(APIModel):
     claim: str = Field(description="The claim (namespace/name, or the inline claim's name).")
     request: str | None = Field(None, description="The request or request/subrequest, if any.")
     reason: str = Field(
-        description="A CamelCase reason, e.g. NoCandidates; BudgetExhausted when the node's "
+        description="A CamelCase reason, e.g. NoCandidates (no device of the class is "
+        "reachable from the node), NoMatchingDevices (the request's selectors exclude every "
+        "device of its class there), Unsatisfiable (too few free: others hold them), "
+        "ConstraintUnsatisfiable, CountersExhausted, CapacityExhausted, PoolUnusable, "
+        "TooManyDevices, InvalidClaim, AllocatedElsewhere; BudgetExhausted when the node's "
         "search ran out of its share of the review's budget, NotSearched when the budget was "
         "spent before the node was searched (neither says the claims cannot fit there); "
         "NodeNotFound, beside the others, when no Node of that name is known (only devices "
