@@ -159,8 +159,17 @@ class Allocator:
             for set_name, counters in state.gathered.counter_sets.items():
                 for counter, value in counters.items():
                     self.limits[(state.key, set_name, counter)] = value
+        self._count_used(pools)
+
+    def _count_used(self, pools: Pools) -> None:
+        """What the held devices consume of each pool's counters: the held devices indexed
+        by pool once, so the cost is pools + held, not pools x held; a pool without counter
+        sets consumes nothing and is skipped."""
+        by_pool = held_by_pool(self.held)
         for state in pools.states.values():
-            names = {d.device for d in self.held if (d.driver, d.pool) == state.key}
+            if not state.gathered.counter_sets:
+                continue
+            names = by_pool.get(state.key, ())
             for set_name, left in state.gathered.remaining(names).items():
                 for counter, value in left.items():
                     key = (state.key, set_name, counter)
@@ -616,6 +625,14 @@ class Allocator:
                 used = self.used.get((pool, set_name, counter), 0)
                 out.setdefault(set_name, {})[counter] = limit - used
         return out
+
+
+def held_by_pool(held: Iterable[DeviceID]) -> dict[tuple[str, str], set[str]]:
+    """The held devices' names per pool (driver, pool)."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for device in held:
+        out.setdefault((device.driver, device.pool), set()).add(device.device)
+    return out
 
 
 def _not_searched(node: Node, budget: ReviewBudget) -> NodeResult:

@@ -13,6 +13,10 @@ snapshot of the pools with every reserved device held, and the engine's answer p
 best first (feasible, score, then name). A reserving review holds the devices chosen on the
 best feasible node in a DeviceReservation; if another review took one of them in between,
 it asks again (a few times) before it answers without a reservation.
+
+The answer carries ``status.stateVersion`` (``stateversion``); with ``spec.answer: Scores``
+each node's entry leaves out its allocations, and a review of no nodes answers only the
+version. The pool index's snapshot is taken again only when a pool changed.
 """
 
 from __future__ import annotations
@@ -25,14 +29,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..allocator import Allocator, Claim, NodeResult, ReviewBudget, parse_claim
-from ..api.resource.allocationreview import RESERVATION_SECONDS_DEFAULT, AllocationReview
+from ..api.resource.allocationreview import (
+    ANSWER_SCORES,
+    RESERVATION_SECONDS_DEFAULT,
+    AllocationReview,
+)
 from ..api.resource.views import DeviceID
 from ..machinery import errors
 from ..machinery.user import UserInfo
-from ..pools import Node, PoolIndex
+from ..pools import Node, PoolIndex, Pools
 from ..reservations import ClaimRef, ReservationService
 from ..storage import Store
 from .cluster import Cluster
+from .stateversion import StateVersion
 
 log = logging.getLogger("apiserver.allocation")
 
@@ -66,20 +75,29 @@ class AllocationService:
         self.pools = pools
         self.reservations = reservations
         self.store = store
+        self.version = StateVersion([*cluster.sources.all(), reservations.source], pools)
+        self._snapshot: tuple[int, Pools] | None = None
 
     async def review(self, review: AllocationReview, user: UserInfo) -> dict[str, Any]:
         await self._catch_up()
         spec = review.spec
         claims = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
         nodes = self._nodes(spec.node_names)
+        scores_only = spec.answer == ANSWER_SCORES
         budget = ReviewBudget()  # one for the review, every attempt and node included
         for _ in range(RESERVE_ATTEMPTS):
             held = self.reservations.held()
+            version = self.version.current(held)
+            if not nodes:
+                return {"nodes": [], "stateVersion": version}
             allocator = Allocator(
-                self.pools.snapshot(), self._classes(), reserved={DeviceID(*d) for d in held}
+                self._pools(), self._classes(), reserved={DeviceID(*d) for d in held}
             )
             results = sorted(await allocator.review(claims, nodes, budget), key=_rank)
-            status: dict[str, Any] = {"nodes": [_node_answer(r) for r in results]}
+            status: dict[str, Any] = {
+                "nodes": [_node_answer(r, allocations=not scores_only) for r in results],
+                "stateVersion": version,
+            }
             best = next((r for r in results if r.feasible), None)
             if not spec.reserve or best is None:
                 return status
@@ -109,6 +127,14 @@ class AllocationService:
         return status
 
     # -- inputs ----------------------------------------------------------------------
+
+    def _pools(self) -> Pools:
+        """The pool index's snapshot, taken again only after a pool changed (building one
+        walks every device)."""
+        changes = self.version.pool_changes
+        if self._snapshot is None or self._snapshot[0] != changes:
+            self._snapshot = (changes, self.pools.snapshot())
+        return self._snapshot[1]
 
     async def _catch_up(self) -> None:
         """Every source this mode reads from its own store reaches the store's current
@@ -178,11 +204,12 @@ def _rank(result: NodeResult) -> tuple[bool, int, str]:
     return (not result.feasible, -result.score, result.node)
 
 
-def _node_answer(result: NodeResult) -> dict[str, Any]:
+def _node_answer(result: NodeResult, *, allocations: bool = True) -> dict[str, Any]:
     answer: dict[str, Any] = {"nodeName": result.node, "feasible": result.feasible}
     if result.feasible:
         answer["score"] = result.score
-        answer["allocations"] = [c.allocation for c in result.claims]
+        if allocations:
+            answer["allocations"] = [c.allocation for c in result.claims]
     else:
         answer["score"] = 0
         answer["reasons"] = [_reason(text) for text in result.reasons]
