@@ -569,7 +569,9 @@ class Allocator:
         allocated = reserved = exhausted = free = 0
         for candidate in (c for g in alt.groups for c in g.members):
             if not alternative.admin and candidate.id in held:
-                pool: PoolState = candidate.pool
+                # This allocator's pool state: a candidate may come from a shared cache made
+                # when other devices were allocated (``shared``).
+                pool: PoolState = self.pools.pool(candidate.pool.key) or candidate.pool
                 if candidate.id.device in pool.allocated:
                     allocated += 1
                 else:

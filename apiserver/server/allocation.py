@@ -16,7 +16,9 @@ it asks again (a few times) before it answers without a reservation.
 
 The answer carries ``status.stateVersion`` (``stateversion``); with ``spec.answer: Scores``
 each node's entry leaves out its allocations, and a review of no nodes answers only the
-version. The pool index's snapshot is taken again only when a pool changed.
+version. The pool index's snapshot is taken again only when a pool changed, and the
+allocator's candidates, selector results and groups are kept across reviews while the
+devices and classes stay the same (``allocator.SharedCaches``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..allocator import Allocator, Claim, NodeResult, ReviewBudget, parse_claim
+from ..allocator import Allocator, Claim, NodeResult, ReviewBudget, SharedCaches, parse_claim
 from ..api.resource.allocationreview import (
     ANSWER_SCORES,
     RESERVATION_SECONDS_DEFAULT,
@@ -77,6 +79,7 @@ class AllocationService:
         self.store = store
         self.version = StateVersion([*cluster.sources.all(), reservations.source], pools)
         self._snapshot: tuple[int, Pools] | None = None
+        self._shared: SharedCaches | None = None
 
     async def review(self, review: AllocationReview, user: UserInfo) -> dict[str, Any]:
         await self._catch_up()
@@ -90,9 +93,11 @@ class AllocationService:
             version = self.version.current(held)
             if not nodes:
                 return {"nodes": [], "stateVersion": version}
-            allocator = Allocator(
-                self._pools(), self._classes(), reserved={DeviceID(*d) for d in held}
-            )
+            pools, classes = self._pools(), self._classes()
+            allocator = Allocator(pools, classes, reserved={DeviceID(*d) for d in held})
+            # Candidates, selector results and groups survive while devices and classes do.
+            self._shared = SharedCaches.for_inputs(self._shared, pools, classes)
+            self._shared.attach(allocator)
             results = sorted(await allocator.review(claims, nodes, budget), key=_rank)
             status: dict[str, Any] = {
                 "nodes": [_node_answer(r, allocations=not scores_only) for r in results],
