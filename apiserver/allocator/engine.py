@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+import weakref
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,30 +151,13 @@ class Allocator:
         self._filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
         self._grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
         self.reserved: set[DeviceID] = set(reserved)
-        self.held: set[DeviceID] = set(self.reserved)
-        self.limits: Usage = {}
-        self.used: Usage = {}
-        for state in pools.states.values():
-            taken = state.allocated | state.reserved
-            self.held.update(DeviceID(state.key[0], state.key[1], n) for n in taken)
-            for set_name, counters in state.gathered.counter_sets.items():
-                for counter, value in counters.items():
-                    self.limits[(state.key, set_name, counter)] = value
-        self._count_used(pools)
-
-    def _count_used(self, pools: Pools) -> None:
-        """What the held devices consume of each pool's counters: the held devices indexed
-        by pool once, so the cost is pools + held, not pools x held; a pool without counter
-        sets consumes nothing and is skipped."""
-        by_pool = held_by_pool(self.held)
-        for state in pools.states.values():
-            if not state.gathered.counter_sets:
-                continue
-            names = by_pool.get(state.key, ())
-            for set_name, left in state.gathered.remaining(names).items():
-                for counter, value in left.items():
-                    key = (state.key, set_name, counter)
-                    self.used[key] = self.limits[key] - value
+        # What the snapshot's allocations and reservations hold, computed once per snapshot
+        # (a review's snapshot serves every review until a pool changes), then ``reserved``.
+        usage = pool_usage(pools)
+        self.held: set[DeviceID] = set(usage.held)
+        self.limits: Usage = dict(usage.limits)
+        self.used: Usage = dict(usage.used)
+        self.hold(self.reserved)
 
     # -- holding ---------------------------------------------------------------------
 
@@ -629,12 +613,43 @@ class Allocator:
         return out
 
 
-def held_by_pool(held: Iterable[DeviceID]) -> dict[tuple[str, str], set[str]]:
-    """The held devices' names per pool (driver, pool)."""
-    out: dict[tuple[str, str], set[str]] = {}
-    for device in held:
-        out.setdefault((device.driver, device.pool), set()).add(device.device)
-    return out
+@dataclass(frozen=True)
+class PoolUsage:
+    """What a snapshot's own allocations and reservations hold and consume."""
+
+    held: frozenset[DeviceID]
+    limits: Usage
+    used: Usage
+
+
+_USAGE: weakref.WeakKeyDictionary[Pools, PoolUsage] = weakref.WeakKeyDictionary()
+
+
+def pool_usage(pools: Pools) -> PoolUsage:
+    """The devices the pools' allocations and reservations hold, every counter's limit and
+    what the held devices consume of it; once per snapshot, in pools + held steps (a pool
+    without counter sets consumes nothing)."""
+    found = _USAGE.get(pools)
+    if found is not None:
+        return found
+    held: set[DeviceID] = set()
+    limits: Usage = {}
+    used: Usage = {}
+    for state in pools.states.values():
+        taken = state.allocated | state.reserved
+        held.update(DeviceID(state.key[0], state.key[1], n) for n in taken)
+        if not state.gathered.counter_sets:
+            continue
+        for set_name, counters in state.gathered.counter_sets.items():
+            for counter, value in counters.items():
+                limits[(state.key, set_name, counter)] = value
+        for set_name, left in state.gathered.remaining(taken).items():
+            for counter, value in left.items():
+                key = (state.key, set_name, counter)
+                used[key] = limits[key] - value
+    found = PoolUsage(frozenset(held), limits, used)
+    _USAGE[pools] = found
+    return found
 
 
 def _not_searched(node: Node, budget: ReviewBudget) -> NodeResult:
