@@ -178,8 +178,9 @@ class PoolIndex:
             entry.summary = summary_of(gathered, self.held((driver, pool)))
         return entry.summary
 
-    def snapshot(self) -> Pools:
-        """Every pool with its allocated and reserved devices, for the allocator."""
+    def snapshot(self, previous: Pools | None = None) -> Pools:
+        """Every pool with its allocated and reserved devices, for the allocator; what
+        ``previous`` computed for pools whose devices did not change is reused."""
         states = []
         for driver, pool in sorted(self._pools):
             gathered = self.gathered(driver, pool)
@@ -191,7 +192,7 @@ class PoolIndex:
                         frozenset(self._reserved.get((driver, pool), ())),
                     )
                 )
-        return Pools(states)
+        return Pools(states, previous)
 
     # -- reservations ----------------------------------------------------------------
 

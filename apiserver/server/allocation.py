@@ -138,7 +138,8 @@ class AllocationService:
         walks every device)."""
         changes = self.version.pool_changes
         if self._snapshot is None or self._snapshot[0] != changes:
-            self._snapshot = (changes, self.pools.snapshot())
+            previous = self._snapshot[1] if self._snapshot is not None else None
+            self._snapshot = (changes, self.pools.snapshot(previous))
         return self._snapshot[1]
 
     async def _catch_up(self) -> None:

@@ -116,7 +116,11 @@ def _claims(rng: random.Random) -> list[Claim]:
     return [parse_claim(f"ns/c{i}", {"devices": SPECS[i]}) for i in picked]
 
 
-def _held(rng: random.Random, base: Pools) -> tuple[Pools, set[DeviceID]]:
+def _held(
+    rng: random.Random, base: Pools, previous: Pools | None = None
+) -> tuple[Pools, set[DeviceID]]:
+    """``base`` with random devices allocated, reserved in the pools and reserved by the
+    review; built over ``previous`` (whose reach entries it reuses where devices are equal)."""
     states = []
     reserved: set[DeviceID] = set()
     for state in base.states.values():
@@ -129,7 +133,7 @@ def _held(rng: random.Random, base: Pools) -> tuple[Pools, set[DeviceID]]:
             for n in names
             if n not in allocated and n not in also and rng.random() < 0.1
         }
-    return Pools(states), reserved
+    return Pools(states, previous), reserved
 
 
 def _answer(result: Any) -> tuple[Any, ...]:
@@ -148,6 +152,7 @@ def test_shared_caches_answer_as_a_fresh_allocator(seed: int) -> None:
     devices_version, classes_version = 1, 1
     base = _base(rng, devices_version)
     shared: SharedCaches | None = None
+    last: Pools | None = None
     kept = dropped = 0
     for _ in range(40):
         roll = rng.random()
@@ -157,7 +162,8 @@ def test_shared_caches_answer_as_a_fresh_allocator(seed: int) -> None:
         elif roll < 0.2:
             classes_version += 1
         classes = _classes(classes_version)
-        pools, reserved = _held(rng, base)
+        pools, reserved = _held(rng, base, last)
+        last = pools
         previous = shared
         shared = SharedCaches.for_inputs(previous, pools, classes)
         if previous is not None:
@@ -166,8 +172,9 @@ def test_shared_caches_answer_as_a_fresh_allocator(seed: int) -> None:
         incremental = Allocator(pools, classes, reserved=reserved)
         shared.attach(incremental)
         claims = _claims(rng)
+        scratch = Pools(pools.states.values())  # nothing reused
         for node in rng.sample(NODES, 3):
-            fresh = Allocator(pools, classes, reserved=reserved)
+            fresh = Allocator(scratch, classes, reserved=reserved)
             assert _answer(incremental.allocate(claims, node)) == _answer(
                 fresh.allocate(claims, node)
             )
