@@ -26,6 +26,7 @@ from . import (
     report,
     reservations,
     reviewbudget,
+    scheduling,
     shim,
     suite,
     tlspeer,
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         watchmemory.SECTION,
         tlspeer.SECTION,
         shim.SECTION,
+        scheduling.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -128,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             tlspeer.run(generator, settings), generator.description, date
         ),
         shim.SECTION: lambda: shim.render(shim.run(log=log), date),
+        scheduling.SECTION: lambda: scheduling.render(scheduling.run(log=log), date),
     }
     crashed = []
     for section in sections:

@@ -5,7 +5,8 @@ in; per node a ``NodeResult`` out (feasible, score, upstream AllocationResult pe
 reasons as ``Reason`` values: code, claim, request, counts, message). ``parse_claim`` reads a ResourceClaim or its spec; ``ReviewBudget`` is one
 search budget shared by every node of a review (``budget``). The search itself
 (``search``), its candidates (``candidates``), constraints (``constraints``) and output
-shapes and score (``result``) have no I/O and no API types.
+shapes and score (``result``) have no I/O and no API types. ``SharedCaches`` (``shared``)
+keeps what allocators compute over the same devices and classes across reviews.
 """
 
 from .budget import NODE_SHARE, ReviewBudget
@@ -15,6 +16,7 @@ from .engine import Allocator, ClaimOutcome, NodeResult
 from .reasons import Reason
 from .result import score
 from .search import Budget, GaveUp
+from .shared import SharedCaches
 
 __all__ = [
     "MAX_DEVICES_PER_CLAIM",
@@ -32,6 +34,7 @@ __all__ = [
     "Reason",
     "Request",
     "ReviewBudget",
+    "SharedCaches",
     "parse_claim",
     "score",
 ]

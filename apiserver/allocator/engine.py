@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+import weakref
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -181,26 +182,16 @@ class Allocator:
         self._filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
         self._grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
         self.reserved: set[DeviceID] = set(reserved)
-        self.held: set[DeviceID] = set(self.reserved)
-        self.limits: Usage = {}
-        self.used: Usage = {}
-        self.consumed: Consumed = {}
+        # What the snapshot's allocations, reservations and shares hold, computed once per
+        # snapshot (a review's snapshot serves every review until a pool changes), then
+        # ``reserved``.
+        usage = pool_usage(pools)
+        self.held: set[DeviceID] = set(usage.held)
+        self.limits: Usage = dict(usage.limits)
+        self.used: Usage = dict(usage.used)
+        self.consumed: Consumed = {device: dict(amounts) for device, amounts in usage.consumed}
         """What the shares of multi-allocatable devices consume (see ``search.Consumed``)."""
-        for state in pools.states.values():
-            taken = state.allocated | state.reserved
-            self.held.update(DeviceID(state.key[0], state.key[1], n) for n in taken)
-            for name, amounts in state.shared.items():
-                self.consumed[DeviceID(state.key[0], state.key[1], name)] = dict(amounts)
-            for set_name, counters in state.gathered.counter_sets.items():
-                for counter, value in counters.items():
-                    self.limits[(state.key, set_name, counter)] = value
-        for state in pools.states.values():
-            names = {d.device for d in self.held if (d.driver, d.pool) == state.key}
-            names.update(state.shared)  # a shared device's counters are taken once
-            for set_name, left in state.gathered.remaining(names).items():
-                for counter, value in left.items():
-                    key = (state.key, set_name, counter)
-                    self.used[key] = self.limits[key] - value
+        self.hold(self.reserved)
 
     # -- holding ---------------------------------------------------------------------
 
@@ -694,7 +685,9 @@ class Allocator:
         allocated = reserved = exhausted = used_up = free = 0
         for candidate in (c for g in alt.groups for c in g.members):
             if not alternative.admin and candidate.id in held:
-                pool: PoolState = candidate.pool
+                # This allocator's pool state: a candidate may come from a shared cache made
+                # when other devices were allocated (``shared``).
+                pool: PoolState = self.pools.pool(candidate.pool.key) or candidate.pool
                 if candidate.id.device in pool.allocated:
                     allocated += 1
                 else:
@@ -789,6 +782,51 @@ class Allocator:
                 used = self.used.get((pool, set_name, counter), 0)
                 out.setdefault(set_name, {})[counter] = limit - used
         return out
+
+
+@dataclass(frozen=True)
+class PoolUsage:
+    """What a snapshot's own allocations and reservations hold and consume."""
+
+    held: frozenset[DeviceID]
+    limits: Usage
+    used: Usage
+    consumed: tuple[tuple[DeviceID, Mapping[str, int]], ...] = ()
+    """Per device that allocations hold shares of: capacity name -> amount consumed."""
+
+
+_USAGE: weakref.WeakKeyDictionary[Pools, PoolUsage] = weakref.WeakKeyDictionary()
+
+
+def pool_usage(pools: Pools) -> PoolUsage:
+    """The devices the pools' allocations and reservations hold, every counter's limit and
+    what the held devices consume of it; once per snapshot, in pools + held steps (a pool
+    without counter sets consumes nothing)."""
+    found = _USAGE.get(pools)
+    if found is not None:
+        return found
+    held: set[DeviceID] = set()
+    limits: Usage = {}
+    used: Usage = {}
+    consumed: list[tuple[DeviceID, Mapping[str, int]]] = []
+    for state in pools.states.values():
+        taken = state.allocated | state.reserved
+        held.update(DeviceID(state.key[0], state.key[1], n) for n in taken)
+        for name, amounts in state.shared.items():
+            consumed.append((DeviceID(state.key[0], state.key[1], name), amounts))
+        if not state.gathered.counter_sets:
+            continue
+        for set_name, counters in state.gathered.counter_sets.items():
+            for counter, value in counters.items():
+                limits[(state.key, set_name, counter)] = value
+        # A shared device's counters are taken once, by its first share.
+        for set_name, left in state.gathered.remaining(taken | state.shared.keys()).items():
+            for counter, value in left.items():
+                key = (state.key, set_name, counter)
+                used[key] = limits[key] - value
+    found = PoolUsage(frozenset(held), limits, used, tuple(consumed))
+    _USAGE[pools] = found
+    return found
 
 
 def _not_searched(node: Node, budget: ReviewBudget) -> NodeResult:

@@ -5,17 +5,26 @@ its object's key with the revision of the commit that last changed it (all devic
 the view's revision at sync); the generic store serves get, list and watch at recent
 revisions, 410 before its window and 503 until the view has synced. Objects are built when
 read (a few microseconds each) rather than kept, so the computed resource costs no memory
-beyond the view itself and the event window.
+beyond the view itself and the event window. The driver, pool and device name are indexed,
+so a list that pins them (the shim's look-up of one allocated device) builds only the
+objects it may return, not every device.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..machinery.resource import ResourceType
 from ..storage.computed import ComputedStore
 from .objects import device_object
 from .state import Commit, DeviceState
+
+INDEXES: dict[str, Callable[[DeviceState], str]] = {
+    "spec.driver": lambda state: state.driver,
+    "spec.pool.name": lambda state: state.pool_name,
+    "spec.device": lambda state: state.device_name,
+}
+"""The fields a device is found by, read from its state as its object shows them."""
 
 
 class DeviceStore(ComputedStore[DeviceState]):
@@ -34,6 +43,7 @@ class DeviceStore(ComputedStore[DeviceState]):
             window=window,
             window_bytes=window_bytes,
             max_pending=max_pending,
+            indexes=INDEXES,
         )
         self.resource = resource
         self.api_version = api_version

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from ..storage import ReadableStore, StorageError, StoredObject
+from ..storage.computed import ComputedStore
 from . import errors
 from .integers import INT64_MAX
 from .rest import ListOptions, ListResult
@@ -65,7 +66,41 @@ class StoreReader:
         ):
             # One key, not a scan: how kubectl wait and delete look at one object.
             return await self._list_one(namespace, name, opts, revision)
+        if revision is None and not opts.continue_token:
+            found = await self._list_indexed(namespace, opts)
+            if found is not None:
+                return found
         return await self._scan(namespace, opts, revision, start)
+
+    async def _list_indexed(self, namespace: str | None, opts: ListOptions) -> ListResult | None:
+        """A current list whose field selector pins fields the store indexes: only the keys
+        the index names are read, each matched in full. None when there is no such index,
+        or more keys than one page of ``limit`` (then the scan pages as usual)."""
+        store = self.store
+        if not isinstance(store, ComputedStore) or opts.field_selector.empty:
+            return None
+        pinned = {
+            f: value
+            for f in store.indexed_fields
+            if (value := opts.field_selector.exact(f)) is not None
+        }
+        try:
+            keys = store.indexed(pinned) if pinned else None
+        except StorageError as err:
+            raise self._storage_error(err, "") from err
+        prefix = self.resource.key_prefix(namespace)
+        if keys is None:
+            return None
+        keys = [k for k in keys if k.startswith(prefix)]
+        if opts.limit and len(keys) > opts.limit:
+            return None
+        revision = store.revision
+        items = []
+        for key in keys:
+            item = await store.get(key)
+            if item is not None and self.matches(item.obj, opts):
+                items.append(item)
+        return ListResult(items, revision)
 
     async def _scan(
         self, namespace: str | None, opts: ListOptions, revision: int | None, start: str

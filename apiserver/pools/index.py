@@ -203,8 +203,9 @@ class PoolIndex:
             entry.summary = summary_of(gathered, self.held((driver, pool)))
         return entry.summary
 
-    def snapshot(self) -> Pools:
-        """Every pool with its allocated and reserved devices, for the allocator."""
+    def snapshot(self, previous: Pools | None = None) -> Pools:
+        """Every pool with its allocated and reserved devices, for the allocator; what
+        ``previous`` computed for pools whose devices did not change is reused."""
         states = []
         reserved = self.reservations.by_pool() if self.reservations is not None else {}
         for driver, pool in sorted(self._pools):
@@ -218,7 +219,7 @@ class PoolIndex:
                         _copy(self._shared.get((driver, pool))),
                     )
                 )
-        return Pools(states)
+        return Pools(states, previous)
 
     # -- reservations ----------------------------------------------------------------
 

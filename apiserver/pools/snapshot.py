@@ -65,19 +65,25 @@ class Reach:
 
 
 class Pools:
-    def __init__(self, states: Iterable[PoolState]) -> None:
+    def __init__(self, states: Iterable[PoolState], previous: Pools | None = None) -> None:
+        """``previous``: an earlier snapshot whose reach entries are reused for every pool
+        whose gathered slices and devices are the same object (only what holds its devices
+        changed); such an entry's ``pool`` is then the earlier ``PoolState``, so a reader
+        of ``allocated``/``reserved`` asks ``pool(key)`` of this snapshot."""
         self.states: dict[PoolKey, PoolState] = {s.key: s for s in sorted(states, key=_key)}
         self._local: dict[str, list[Reach]] = {}
         self._elsewhere: list[Reach] = []
+        self._reaches: dict[PoolKey, tuple[GatheredPool, list[Reach]]] = {}
+        earlier = previous._reaches if previous is not None else {}
         for state in self.states.values():
-            placements = {s.name: s.placement for s in state.gathered.slices}
-            for device in state.gathered.devices.values():
-                place = placements.get(device.slice_name)
-                if place is None:
-                    continue
-                if place.per_device and device.state is not None:
-                    place = device_placement(device.state.nodes)
-                reach = Reach(state, device, place)
+            found = earlier.get(state.key)
+            if found is not None and found[0] is state.gathered:
+                listed = found[1]
+            else:
+                listed = _reach_list(state)
+            self._reaches[state.key] = (state.gathered, listed)
+            for reach in listed:
+                place = reach.placement
                 if place.kind == NODE_NAME and place.node_name is not None:
                     self._local.setdefault(place.node_name, []).append(reach)
                 else:
@@ -96,6 +102,20 @@ class Pools:
 
     def pool(self, key: PoolKey) -> PoolState | None:
         return self.states.get(key)
+
+
+def _reach_list(state: PoolState) -> list[Reach]:
+    """How each device of the pool reaches nodes, in device order."""
+    placements = {s.name: s.placement for s in state.gathered.slices}
+    out = []
+    for device in state.gathered.devices.values():
+        place = placements.get(device.slice_name)
+        if place is None:
+            continue
+        if place.per_device and device.state is not None:
+            place = device_placement(device.state.nodes)
+        out.append(Reach(state, device, place))
+    return out
 
 
 def _key(state: PoolState) -> PoolKey:

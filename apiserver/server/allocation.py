@@ -22,6 +22,12 @@ reserves to settle and searches again. Devices of reservations deleted after the
 cache's revision count as held for it (the claims holding them may not be in the cache
 yet; see ``HeldReservations.released_after``), where claims come from this store. After ``RESERVE_ROUNDS`` rounds it answers every
 node infeasible (``ReservationContention``): never ``feasible`` without a reservation.
+
+The answer carries ``status.stateVersion`` (``stateversion``); with ``spec.answer: Scores``
+each node's entry leaves out its allocations, and a review of no nodes answers only the
+version. The pool index's snapshot is taken again only when a pool changed, and the
+allocator's candidates, selector results and groups are kept across reviews while the
+devices and classes stay the same (``allocator.SharedCaches``).
 """
 
 from __future__ import annotations
@@ -31,17 +37,31 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..allocator import Allocator, Claim, NodeResult, Reason, ReviewBudget, parse_claim
-from ..api.resource.allocationreview import RESERVATION_SECONDS_DEFAULT, AllocationReview
+from ..allocator import (
+    Allocator,
+    Claim,
+    NodeResult,
+    Reason,
+    ReviewBudget,
+    SharedCaches,
+    parse_claim,
+)
+from ..api.resource.allocationreview import (
+    ANSWER_SCORES,
+    RESERVATION_SECONDS_DEFAULT,
+    AllocationReview,
+)
 from ..api.resource.views import DeviceID
 from ..machinery import errors
 from ..machinery.user import UserInfo
-from ..pools import Node, PoolIndex
+from ..pools import Node, PoolIndex, Pools
 from ..reservations import ClaimRef, ReservationService, taken_device
 from ..storage import Store
 from .cluster import Cluster
+from .stateversion import StateVersion
 
 log = logging.getLogger("apiserver.allocation")
 
@@ -69,6 +89,9 @@ class AllocationService:
         self.store = store
         self._picking = asyncio.Lock()
         """Held while a reserving review searches and marks what it picked as pending."""
+        self.version = StateVersion([*cluster.sources.all(), reservations.source], pools)
+        self._snapshot: tuple[int, Pools] | None = None
+        self._shared: SharedCaches | None = None
 
     async def review(self, review: AllocationReview, user: UserInfo) -> dict[str, Any]:
         await self._catch_up()
@@ -76,17 +99,26 @@ class AllocationService:
         claims = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
         nodes = self._nodes(spec.node_names)
         unknown = {n.name for n in nodes if self.cluster.sources.nodes.get(n.name) is None}
+        answer = _Answer(unknown, allocations=spec.answer != ANSWER_SCORES)
         budget = ReviewBudget()  # one for the review, every round and node included
+        if not nodes:
+            return {"nodes": [], "stateVersion": self.version.current(self.reservations.held())}
         if not spec.reserve:
+            version = self.version.current(self.reservations.held())
             results = await self._search(claims, nodes, set(), budget)
-            return {"nodes": _answers(results, unknown)}
-        return await self._reserving(review, claims, nodes, user, budget, unknown)
+            return {"nodes": answer.of(results), "stateVersion": version}
+        return await self._reserving(review, claims, nodes, user, budget, answer)
 
     async def _search(
         self, claims: list[Claim], nodes: list[Node], taken: set[DeviceID], budget: ReviewBudget
     ) -> list[NodeResult]:
-        """Every node's answer, best first, over the pools with ``taken`` held too."""
-        allocator = Allocator(self.pools.snapshot(), self._classes(), reserved=taken)
+        """Every node's answer, best first, over the pools with ``taken`` held too (and
+        every device reservations hold, which the snapshot counts)."""
+        pools, classes = self._pools(), self._classes()
+        allocator = Allocator(pools, classes, reserved=taken)
+        # Candidates, selector results and groups survive while devices and classes do.
+        self._shared = SharedCaches.for_inputs(self._shared, pools, classes)
+        self._shared.attach(allocator)
         return sorted(await allocator.review(claims, nodes, budget), key=_rank)
 
     async def _reserving(
@@ -96,7 +128,7 @@ class AllocationService:
         nodes: list[Node],
         user: UserInfo,
         budget: ReviewBudget,
-        unknown: set[str],
+        answer: _Answer,
     ) -> dict[str, Any]:
         spec = review.spec
         refs = [
@@ -112,6 +144,7 @@ class AllocationService:
         for _ in range(RESERVE_ROUNDS):
             with contextlib.ExitStack() as marks:
                 async with self._picking:
+                    version = self.version.current(self.reservations.held())
                     pending = {DeviceID(*d) for d in self.reservations.in_flight()}
                     results = await self._search(
                         claims, nodes, lost | pending | self._released(), budget
@@ -126,7 +159,7 @@ class AllocationService:
                     if pending:  # a pending reserve that loses frees what this search skipped
                         await self.reservations.settled(pending)
                         continue
-                    return {"nodes": _answers(results, unknown)}
+                    return {"nodes": answer.of(results), "stateVersion": version}
                 try:
                     reservation = await self.reservations.reserve(
                         best.node, devices, refs, seconds, user=user.name
@@ -139,7 +172,7 @@ class AllocationService:
                         lost.add(DeviceID(*gone))
                     log.info("reserving on %s lost a race (%s); searching again", best.node, err)
                     continue
-            status: dict[str, Any] = {"nodes": _answers(results, unknown)}
+            status: dict[str, Any] = {"nodes": answer.of(results), "stateVersion": version}
             status["reservation"] = {
                 "name": reservation.metadata.name,
                 "nodeName": best.node,
@@ -147,7 +180,7 @@ class AllocationService:
             }
             return status
         log.warning("a reserving review lost %d races; answering it unreserved", RESERVE_ROUNDS)
-        return {"nodes": [_contended(r, refs) for r in results]}
+        return {"nodes": [_contended(r, refs) for r in results], "stateVersion": version}
 
     def _released(self) -> set[DeviceID]:
         """Devices of reservations deleted since the revision the claim cache has reached,
@@ -159,6 +192,15 @@ class AllocationService:
         return self.reservations.devices.released_after(claims.revision)
 
     # -- inputs ----------------------------------------------------------------------
+
+    def _pools(self) -> Pools:
+        """The pool index's snapshot, taken again only after a pool changed (building one
+        walks every device)."""
+        changes = self.version.pool_changes
+        if self._snapshot is None or self._snapshot[0] != changes:
+            previous = self._snapshot[1] if self._snapshot is not None else None
+            self._snapshot = (changes, self.pools.snapshot(previous))
+        return self._snapshot[1]
 
     async def _catch_up(self) -> None:
         """Every source this mode reads from its own store reaches the store's current
@@ -251,17 +293,31 @@ def _rank(result: NodeResult) -> tuple[bool, int, str]:
     return (not result.feasible, -result.score, result.node)
 
 
-def _answers(results: list[NodeResult], unknown: set[str]) -> list[dict[str, Any]]:
-    return [_node_answer(r, r.node in unknown) for r in results]
+@dataclass(frozen=True)
+class _Answer:
+    """How a review's nodes are answered: which names no Node has, and whether each entry
+    carries its allocations (not with ``answer: Scores``)."""
+
+    unknown: set[str]
+    allocations: bool = True
+
+    def of(self, results: list[NodeResult]) -> list[dict[str, Any]]:
+        return [
+            _node_answer(r, r.node in self.unknown, allocations=self.allocations) for r in results
+        ]
 
 
-def _node_answer(result: NodeResult, unknown: bool = False) -> dict[str, Any]:
+def _node_answer(
+    result: NodeResult, unknown: bool = False, *, allocations: bool = True
+) -> dict[str, Any]:
     """The node's entry; ``unknown``: no Node of that name exists (said first when the
-    claims do not fit, since it is the likely cause: a mistyped name)."""
+    claims do not fit, since it is the likely cause: a mistyped name); ``allocations``:
+    whether a feasible node's entry carries them."""
     answer: dict[str, Any] = {"nodeName": result.node, "feasible": result.feasible}
     if result.feasible:
         answer["score"] = result.score
-        answer["allocations"] = [c.allocation for c in result.claims]
+        if allocations:
+            answer["allocations"] = [c.allocation for c in result.claims]
     else:
         answer["score"] = 0
         answer["reasons"] = [_reason(r) for r in result.explanations]

@@ -1,10 +1,19 @@
 """Filter and prioritize: one AllocationReview of the pod's claims over the candidate nodes,
-read back as the scheduler wants it. Which nodes fit and how well is the review's answer."""
+read back as the scheduler wants it. Which nodes fit and how well is the review's answer.
+
+Both ask for scores only (``spec.answer: Scores``): feasibility, score and reasons per node,
+without the allocations only bind needs. Prioritize follows the filter of the same pod in
+kube-scheduler's scheduling cycle, over the nodes the filter passed: it reuses the filter's
+answer (``FilterMemory``) when a review of no nodes reports the same ``stateVersion``
+(nothing the answer depends on changed in between), and asks again otherwise."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
+from ..api.resource.allocationreview import ANSWER_SCORES
 from .claims import pod_claims, pod_namespace
 from .client import APIClient, APIError
 from .extender import FilterArgs, FilterResult, scaled
@@ -44,17 +53,21 @@ async def review(
     nodes: list[str],
     *,
     reserve: bool = False,
+    answer: str | None = None,
 ) -> JSON:
-    """The status of an AllocationReview of ``claims`` on ``nodes``."""
+    """The status of an AllocationReview of ``claims`` on ``nodes`` (``answer``: the
+    review's answer mode; the server's default when None)."""
     spec: JSON = {
         "claims": [{"namespace": namespace, "name": name} for name in claims],
         "nodeNames": nodes,
     }
     if reserve:
         spec["reserve"] = True
+    if answer is not None:
+        spec["answer"] = answer
     body = {"apiVersion": f"{paths.group}/v1alpha3", "kind": "AllocationReview", "spec": spec}
-    answer = await api.create(paths.allocation_reviews, body)
-    return dict(answer.get("status") or {})
+    answered = await api.create(paths.allocation_reviews, body)
+    return dict(answered.get("status") or {})
 
 
 def why_infeasible(entry: JSON) -> str:
@@ -75,12 +88,62 @@ def unresolvable(entry: JSON) -> bool:
     )
 
 
+FILTERS_REMEMBERED = 256
+"""Filter answers kept for the prioritize that follows (one per pod being scheduled)."""
+
+
+@dataclass(frozen=True)
+class Remembered:
+    claims: tuple[str, ...]
+    version: str
+    entries: dict[str, JSON]
+    """The review's entry per node name."""
+
+
+class FilterMemory:
+    """The last filter answers, by pod, with the state version they were computed at."""
+
+    def __init__(self, size: int = FILTERS_REMEMBERED) -> None:
+        self.size = size
+        self._by_pod: OrderedDict[str, Remembered] = OrderedDict()
+
+    def keep(self, pod: str, claims: list[str], version: str, entries: dict[str, JSON]) -> None:
+        if not version:
+            return  # a server that reports no version: nothing can be reused
+        self._by_pod[pod] = Remembered(tuple(claims), version, entries)
+        self._by_pod.move_to_end(pod)
+        while len(self._by_pod) > self.size:
+            self._by_pod.popitem(last=False)
+
+    def recall(self, pod: str, claims: list[str], nodes: list[str]) -> Remembered | None:
+        """The filter's answer for the pod, if it was for the same claims and answered
+        every one of ``nodes``."""
+        found = self._by_pod.get(pod)
+        if found is None or found.claims != tuple(claims):
+            return None
+        if any(n not in found.entries for n in nodes):
+            return None
+        return found
+
+
+def _pod_key(pod: JSON) -> str:
+    meta = pod.get("metadata") or {}
+    return str(meta.get("uid") or f"{pod_namespace(pod)}/{meta.get('name')}")
+
+
+def _entries(status: JSON) -> dict[str, JSON]:
+    return {str(e.get("nodeName")): e for e in status.get("nodes") or [] if isinstance(e, dict)}
+
+
 class Scheduler:
     """The extender's filter and prioritize verbs."""
 
     def __init__(self, api: APIClient, paths: Paths) -> None:
         self.api = api
         self.paths = paths
+        self.memory = FilterMemory()
+        self.reused = 0
+        """Prioritize calls answered from the filter's answer."""
 
     async def filter(self, args: FilterArgs) -> FilterResult:
         claims = pod_claims(args.pod)
@@ -91,12 +154,20 @@ class Scheduler:
             return FilterResult(fits=list(args.node_names))
         try:
             status = await review(
-                self.api, self.paths, pod_namespace(args.pod), claims.names, args.node_names
+                self.api,
+                self.paths,
+                pod_namespace(args.pod),
+                claims.names,
+                args.node_names,
+                answer=ANSWER_SCORES,
             )
         except APIError as err:
             return FilterResult(error=f"allocation review failed: {err}")
         result = FilterResult()
-        answered = {e.get("nodeName"): e for e in status.get("nodes") or [] if isinstance(e, dict)}
+        answered = _entries(status)
+        self.memory.keep(
+            _pod_key(args.pod), claims.names, str(status.get("stateVersion") or ""), answered
+        )
         for node in args.node_names:
             entry = answered.get(node)
             if entry is None:
@@ -115,11 +186,29 @@ class Scheduler:
         claims = pod_claims(args.pod)
         if not claims.names or claims.pending or not args.node_names:
             return {}
-        status = await review(
-            self.api, self.paths, pod_namespace(args.pod), claims.names, args.node_names
-        )
+        namespace = pod_namespace(args.pod)
+        entries = await self._remembered(args, namespace, claims.names)
+        if entries is None:
+            status = await review(
+                self.api, self.paths, namespace, claims.names, args.node_names, answer=ANSWER_SCORES
+            )
+            entries = _entries(status)
         return {
-            str(e.get("nodeName")): scaled(e.get("score")) if e.get("feasible") else 0
-            for e in status.get("nodes") or []
-            if isinstance(e, dict)
+            name: scaled(e.get("score")) if e.get("feasible") else 0
+            for name, e in entries.items()
+            if name in args.node_names
         }
+
+    async def _remembered(
+        self, args: FilterArgs, namespace: str, claims: list[str]
+    ) -> dict[str, JSON] | None:
+        """The filter's entries for the pod when the state has not changed since; None when
+        there are none or it has (a review of no nodes tells the version now)."""
+        found = self.memory.recall(_pod_key(args.pod), claims, args.node_names)
+        if found is None:
+            return None
+        now = await review(self.api, self.paths, namespace, claims, [], answer=ANSWER_SCORES)
+        if now.get("stateVersion") != found.version:
+            return None
+        self.reused += 1
+        return found.entries

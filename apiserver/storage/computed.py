@@ -8,13 +8,17 @@ values and a bounded window of recent events. That window serves watches and lis
 recent revision (rolled back from the current state); older revisions are gone (410,
 clients list again). There are no writes. Until the first ``replace_all`` every read is
 unavailable (503), like a store that is still starting.
+
+``indexes`` name fields (as field selectors name them) with how to read each from a value:
+``indexed`` answers the keys whose values have given fields at given values from those
+indexes, so a list that pins such a field builds only the objects it may return.
 """
 
 from __future__ import annotations
 
 import asyncio
 import heapq
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 import orjson
@@ -38,10 +42,14 @@ class ComputedStore(Generic[V]):
         window: int = 10_000,
         window_bytes: int = 0,
         max_pending: int = 10_000,
+        indexes: Mapping[str, Callable[[V], str]] | None = None,
     ) -> None:
         """``build(value, revision)``: the object served for a value last changed at
-        ``revision``; ``what`` names the view in the 503 before it has synced."""
+        ``revision``; ``what`` names the view in the 503 before it has synced;
+        ``indexes``: field name -> its value in a value (see ``indexed``)."""
         self._build = build
+        self._indexes = dict(indexes or {})
+        self._index: dict[str, dict[str, set[str]]] = {f: {} for f in self._indexes}
         self._what = what
         self._values: SortedMap[tuple[V, int]] = SortedMap()
         self._window = EventWindow(window, max_bytes=window_bytes)
@@ -53,7 +61,11 @@ class ComputedStore(Generic[V]):
 
     def replace_all(self, values: Iterable[tuple[str, V]], revision: int) -> None:
         """Every key's value at ``revision``; history before it is gone."""
-        self._values = SortedMap({key: (value, revision) for key, value in values})
+        given = {key: (value, revision) for key, value in values}
+        self._values = SortedMap(given)
+        self._index = {f: {} for f in self._indexes}
+        for key, (value, _) in given.items():
+            self._add_to_index(key, value)
         self._window.reset(revision)
         self._revision = revision
         self._fanout.revision = revision
@@ -66,6 +78,10 @@ class ComputedStore(Generic[V]):
         for key, value in changes:
             current = self._values.get(key)
             prev = self._stored(key, *current) if current is not None else None
+            if current is not None:
+                self._drop_from_index(key, current[0])
+            if value is not None:
+                self._add_to_index(key, value)
             if value is None:
                 if current is None:
                     continue
@@ -89,6 +105,38 @@ class ComputedStore(Generic[V]):
     @property
     def synced(self) -> bool:
         return self._synced
+
+    # -- indexes ---------------------------------------------------------------------
+
+    @property
+    def indexed_fields(self) -> tuple[str, ...]:
+        return tuple(self._indexes)
+
+    def indexed(self, pinned: Mapping[str, str]) -> list[str] | None:
+        """The keys, sorted, whose values have each indexed field of ``pinned`` at its
+        value (fields not indexed are ignored: the caller still matches every object);
+        None when no indexed field is pinned."""
+        self._check_ready()
+        sets = [self._index[f].get(value, set()) for f, value in pinned.items() if f in self._index]
+        if not sets:
+            return None
+        sets.sort(key=len)
+        found = set(sets[0])
+        for other in sets[1:]:
+            found &= other
+        return sorted(found)
+
+    def _add_to_index(self, key: str, value: V) -> None:
+        for name, read in self._indexes.items():
+            self._index[name].setdefault(read(value), set()).add(key)
+
+    def _drop_from_index(self, key: str, value: V) -> None:
+        for name, read in self._indexes.items():
+            keys = self._index[name].get(read(value))
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._index[name][read(value)]
 
     # -- helpers -------------------------------------------------------------------------
 

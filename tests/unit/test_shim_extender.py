@@ -136,6 +136,7 @@ async def test_filter_with_node_names_answers_names_and_reasons(
     assert api.reviews[0]["spec"] == {
         "claims": [{"namespace": "ml", "name": "trainer-gpu"}],
         "nodeNames": ["node-a", "node-b", "node-c", "node-d"],
+        "answer": "Scores",
     }
 
 

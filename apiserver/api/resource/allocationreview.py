@@ -6,10 +6,13 @@ a ``DeviceReservation``.
 The shape is fixed so the scheduler shim and other clients can rely on it: ``spec.claims``
 (stored claims by namespace and name, or inline specs), ``spec.nodeNames`` (candidates;
 every known node when omitted; at most ``NODES_MAX``), ``spec.reserve`` and
-``spec.reservationSeconds`` (default 30, at most 600); ``status.nodes`` one entry per
+``spec.reservationSeconds`` (default 30, at most 600), ``spec.answer`` (``Allocations``,
+the default, or ``Scores``: feasibility, score and reasons without the allocations, a few
+dozen bytes per node, for a scheduler's filter and score); ``status.nodes`` one entry per
 candidate, best first (score, then name), each with the upstream AllocationResult per claim
 or the reasons it is infeasible (``NotSearched`` for a node the review's one search budget
-did not reach), and ``status.reservation`` when devices were reserved.
+did not reach), ``status.reservation`` when devices were reserved, and
+``status.stateVersion``, which is the same for two reviews answered from the same state.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from ..meta import KindModel
 from .resourceclaim import AllocationResult, ResourceClaimSpec
 
 RESERVATION_SECONDS_DEFAULT = 30
+ANSWER_ALLOCATIONS = "Allocations"
+ANSWER_SCORES = "Scores"
+ANSWERS = (ANSWER_ALLOCATIONS, ANSWER_SCORES)
 RESERVATION_SECONDS_MAX = 600
 CLAIMS_MAX = 32
 """Claims reviewed together: a pod may reference at most 32 ResourceClaims upstream."""
@@ -74,6 +80,14 @@ class AllocationReviewSpec(APIModel):
     reservation_seconds: int | None = Field(
         None,
         description="How long a reservation lasts, in seconds: default 30, at most 600.",
+    )
+    answer: str | None = Field(
+        None,
+        description="What each node's entry carries. Allocations (the default): the "
+        "AllocationResult of every claim on a feasible node. Scores: feasibility, score and "
+        "reasons only, without allocations (what a scheduler's filter and score need, a few "
+        "dozen bytes per node); not with reserve, whose devices a client must be told. With "
+        "nodeNames set to an empty list, a review answers only status.stateVersion.",
     )
 
 
@@ -134,6 +148,13 @@ class AllocationReviewStatus(APIModel):
     )
     reservation: ReservationReference | None = Field(
         None, description="The reservation, with spec.reserve and a feasible node."
+    )
+    state_version: str | None = Field(
+        None,
+        description="An opaque version of the state the answer was computed from (devices, "
+        "allocations, reservations, classes, nodes): two reviews of the same claims and "
+        "nodes that report the same version got the same answer. Comparable only between "
+        "answers of the same server.",
     )
 
 

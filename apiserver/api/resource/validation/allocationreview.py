@@ -2,7 +2,8 @@
 
 Every claim names a stored claim (namespace and name) or carries an inline spec, validated
 as a ResourceClaim's spec is on create; at most 32 claims; candidate node names are DNS
-subdomains, each once; ``reservationSeconds`` between 1 and 600.
+subdomains, each once; ``reservationSeconds`` between 1 and 600; ``answer`` one of
+``Allocations`` and ``Scores``, and not ``Scores`` with ``reserve``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from ... import field
 from ...field import FieldError, Path
 from ...names import dns1123_label_errors, dns1123_subdomain_errors
 from ..allocationreview import (
+    ANSWER_SCORES,
+    ANSWERS,
     CLAIMS_MAX,
     NODES_MAX,
     RESERVATION_SECONDS_MAX,
@@ -70,6 +73,11 @@ def validate_allocation_review(review: AllocationReview) -> list[FieldError]:
                 f"must be between 1 and {RESERVATION_SECONDS_MAX}, inclusive",
             )
         )
+    answer = path.child("answer")
+    if spec.answer is not None and spec.answer not in ANSWERS:
+        errs.append(field.not_supported(str(answer), spec.answer, list(ANSWERS)))
+    elif spec.answer == ANSWER_SCORES and spec.reserve:
+        errs.append(field.forbidden(str(answer), "a reserving review answers with its allocations"))
     return errs
 
 

@@ -1,0 +1,78 @@
+"""What an allocator computes that outlives one review: candidates, selector results, each
+node's filtered and grouped candidates, CEL constraint results.
+
+None of it depends on what is held (allocations and reservations change with every bind;
+the search checks them when it picks), only on the devices, their pools and the classes.
+So one ``SharedCaches`` serves every allocator made over the same devices and classes:
+``SharedCaches.for_inputs`` keeps it while every pool's gathered slices and devices are the
+same objects and the classes are the same versions, and starts empty otherwise. A review
+then builds candidates, evaluates selectors and groups devices only for what changed.
+
+    shared = SharedCaches.for_inputs(previous, pools, classes)
+    allocator = Allocator(pools, classes, reserved=held)
+    shared.attach(allocator)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..pools import GatheredPool, Pools
+from .candidates import Candidate, Group, SelectorCache, Tally
+from .engine import Allocator
+
+JSON = dict[str, Any]
+MAX_NODE_ENTRIES = 200_000
+"""Filtered and grouped entries (node x request kind) kept before starting afresh."""
+
+
+def _class_versions(classes: Mapping[str, JSON]) -> tuple[tuple[str, str, str], ...]:
+    out = []
+    for name, obj in classes.items():
+        meta = obj.get("metadata") or {}
+        out.append((name, str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")))
+    return tuple(sorted(out))
+
+
+class SharedCaches:
+    def __init__(self, gathered: tuple[GatheredPool, ...], classes: tuple[Any, ...]) -> None:
+        self.gathered = gathered
+        """Every pool's gathered facts, by identity: a new object is a change."""
+        self.classes = classes
+        self.selectors = SelectorCache(True)
+        self.memo: dict[tuple[str, tuple[int, ...]], bool | str] = {}
+        self.refuted: dict[tuple[str, tuple[int, ...], int], bool] = {}
+        self.signatures: dict[Any, int] = {}
+        self.candidates: dict[int, Candidate] = {}
+        self.filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
+        self.grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
+
+    @classmethod
+    def for_inputs(
+        cls, previous: SharedCaches | None, pools: Pools, classes: Mapping[str, JSON]
+    ) -> SharedCaches:
+        """``previous`` if it was made over the same devices and classes, else a new one."""
+        gathered = tuple(state.gathered for state in pools.states.values())
+        versions = _class_versions(classes)
+        if (
+            previous is not None
+            and previous.classes == versions
+            and len(previous.gathered) == len(gathered)
+            and all(a is b for a, b in zip(previous.gathered, gathered, strict=True))
+            and len(previous.filtered) + len(previous.grouped) < MAX_NODE_ENTRIES
+        ):
+            return previous
+        return cls(gathered, versions)
+
+    def attach(self, allocator: Allocator) -> None:
+        """Make ``allocator`` read and fill these caches (it must have its caches on)."""
+        if not allocator.caches:
+            return
+        allocator.selectors = self.selectors
+        allocator._memo = self.memo
+        allocator._refuted = self.refuted
+        allocator._signatures = self.signatures
+        allocator._candidates = self.candidates
+        allocator._filtered = self.filtered
+        allocator._grouped = self.grouped

@@ -1,0 +1,240 @@
+"""The shim's filter and prioritize over the real server with scores-only reviews, and bind
+still allocating: AllocationReview ``spec.answer: Scores`` through kubectl (no allocations,
+the same feasibility and scores, a few dozen bytes per node, the same ``stateVersion`` while
+nothing changes), bad answer modes refused naming the field with nothing stored; the shim
+(in process, its API client over HTTPS to the server, recording the reviews it asks) filters
+with small answers, prioritizes from the filter's answer while the version holds and asks
+again once a bind changed it; many pods placed at once over several rounds never share a
+device."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+import yaml
+
+from apiserver.shim.app import build_app
+from apiserver.shim.client import APIClient, Credentials
+from apiserver.shim.paths import Paths
+
+from .harness import REPO, ServerProcess, start_server
+from .objects import unique
+
+GROUP = "resource.k8s.io"
+PATH = f"/apis/{GROUP}/v1alpha3/allocationreviews"
+NS = "default"
+SCORES_BYTES_PER_NODE = 160
+"""A Scores entry: node name, feasible, score (or the reasons of an infeasible node)."""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    server = start_server(tmp_path_factory.mktemp("scores"), [])
+    for name in ("00-deviceclasses.yaml", "05-nodes.yaml", "10-node-slices.yaml"):
+        server.kubectl("apply", "-f", str(REPO / "examples" / name))
+    yield server
+    server.stop()
+
+
+def _nodes(server: ServerProcess) -> list[str]:
+    items = server.client().get("/api/v1/nodes").json()["items"]
+    return sorted(n["metadata"]["name"] for n in items)
+
+
+def _review(server: ServerProcess, spec: dict[str, Any]) -> dict[str, Any]:
+    body = {"apiVersion": f"{GROUP}/v1alpha3", "kind": "AllocationReview", "spec": spec}
+    out = server.kubectl("create", "-f", "-", "-o", "yaml", input=yaml.safe_dump(body)).stdout
+    answer: dict[str, Any] = yaml.safe_load(out)
+    return answer
+
+
+def _gpu_claim() -> dict[str, Any]:
+    request = {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}
+    return {"devices": {"requests": [request]}}
+
+
+def test_scores_answer_over_kubectl(cluster: ServerProcess) -> None:
+    nodes = _nodes(cluster)
+    claims = [{"name": "one-gpu", "spec": _gpu_claim()}]
+    full = _review(cluster, {"claims": claims, "nodeNames": nodes})["status"]
+    small = _review(cluster, {"claims": claims, "nodeNames": nodes, "answer": "Scores"})["status"]
+    assert any(n["feasible"] for n in small["nodes"])
+    assert all("allocations" not in n for n in small["nodes"])
+    assert all(n["allocations"] for n in full["nodes"] if n["feasible"])
+    shape = [(n["nodeName"], n["feasible"], n["score"]) for n in small["nodes"]]
+    assert shape == [(n["nodeName"], n["feasible"], n["score"]) for n in full["nodes"]]
+    assert small["stateVersion"] == full["stateVersion"]  # nothing changed in between
+    size = len(orjson.dumps(small["nodes"]))
+    assert size <= SCORES_BYTES_PER_NODE * len(nodes)
+    assert size < len(orjson.dumps(full["nodes"]))
+    probe = _review(cluster, {"claims": claims, "nodeNames": [], "answer": "Scores"})["status"]
+    assert probe["stateVersion"] == full["stateVersion"]
+    assert not probe.get("nodes")
+
+
+def test_bad_answer_modes_name_the_field_and_store_nothing(cluster: ServerProcess) -> None:
+    claims = [{"name": "one-gpu", "spec": _gpu_claim()}]
+    client = cluster.client()
+    reservations = f"/apis/{GROUP}/v1alpha3/devicereservations"
+    before = client.get(reservations).json()["items"]
+    for spec in (
+        {"claims": claims, "answer": "Everything"},
+        {"claims": claims, "answer": "Scores", "reserve": True},
+    ):
+        body = {"apiVersion": f"{GROUP}/v1alpha3", "kind": "AllocationReview", "spec": spec}
+        answer = client.post(PATH, json=body)
+        assert answer.status_code == 422, answer.text
+        assert [c["field"] for c in answer.json()["details"]["causes"]] == ["spec.answer"]
+    assert client.get(reservations).json()["items"] == before
+
+
+class Recording(httpx.AsyncBaseTransport):
+    """The shim's transport to the server, keeping each AllocationReview and its answer."""
+
+    def __init__(self, server: httpx.AsyncBaseTransport) -> None:
+        self.server = server
+        self.reviews: list[tuple[dict[str, Any], bytes]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.server.handle_async_request(request)
+        if request.url.path.endswith("/allocationreviews"):
+            content = await response.aread()
+            self.reviews.append((orjson.loads(request.content)["spec"], content))
+            return httpx.Response(response.status_code, headers=response.headers, content=content)
+        return response
+
+
+@pytest.fixture
+async def recording(cluster: ServerProcess) -> AsyncIterator[Recording]:
+    transport = httpx.AsyncHTTPTransport(verify=cluster.ssl_context())
+    yield Recording(transport)
+    await transport.aclose()
+
+
+@pytest.fixture
+async def shim(cluster: ServerProcess, recording: Recording) -> AsyncIterator[httpx.AsyncClient]:
+    below = APIClient(Credentials.from_kubeconfig(cluster.kubeconfig), transport=recording)
+    app = build_app(below, Paths())
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app), base_url="http://shim", timeout=60
+    ) as client:
+        yield client
+    await below.aclose()
+
+
+def _pod(server: ServerProcess) -> dict[str, Any]:
+    claim, pod = unique("claim"), unique("pod")
+    with server.client() as client:
+        made = client.post(
+            f"/apis/{GROUP}/v1/namespaces/{NS}/resourceclaims",
+            json={
+                "apiVersion": f"{GROUP}/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": claim},
+                "spec": _gpu_claim(),
+            },
+        )
+        assert made.status_code == 201, made.text
+        created = client.post(
+            f"/api/v1/namespaces/{NS}/pods",
+            json={
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": pod},
+                "spec": {
+                    "containers": [{"name": "main", "image": "busybox"}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
+                },
+            },
+        )
+        assert created.status_code == 201, created.text
+    body: dict[str, Any] = created.json()
+    return body
+
+
+async def _filter(shim: httpx.AsyncClient, pod: dict[str, Any], nodes: list[str]) -> list[str]:
+    answer = (await shim.post("/filter", json={"Pod": pod, "NodeNames": nodes})).json()
+    assert answer["Error"] == ""
+    fits: list[str] = answer["NodeNames"]
+    return fits
+
+
+async def _prioritize(shim: httpx.AsyncClient, pod: dict[str, Any], fits: list[str]) -> str:
+    scores = (await shim.post("/prioritize", json={"Pod": pod, "NodeNames": fits})).json()
+    best = max(s["Score"] for s in scores)
+    host: str = next(s["Host"] for s in scores if s["Score"] == best)
+    return host
+
+
+async def _bind(shim: httpx.AsyncClient, pod: dict[str, Any], node: str) -> str:
+    meta = pod["metadata"]
+    args = {"PodName": meta["name"], "PodNamespace": NS, "PodUID": meta["uid"], "Node": node}
+    error: str = (await shim.post("/bind", json=args)).json()["Error"]
+    return error
+
+
+def _allocated(server: ServerProcess, pod: dict[str, Any]) -> tuple[str, str, str]:
+    claim = pod["spec"]["resourceClaims"][0]["resourceClaimName"]
+    status = server.client().get(f"/apis/{GROUP}/v1/namespaces/{NS}/resourceclaims/{claim}")
+    [result] = status.json()["status"]["allocation"]["devices"]["results"]
+    return result["driver"], result["pool"], result["device"]
+
+
+async def test_filter_and_prioritize_use_small_answers_and_bind_allocates(
+    cluster: ServerProcess, shim: httpx.AsyncClient, recording: Recording
+) -> None:
+    nodes = _nodes(cluster)
+    first, second = _pod(cluster), _pod(cluster)
+    fits = await _filter(shim, first, nodes)
+    assert fits
+    [(spec, answered)] = recording.reviews
+    assert spec["answer"] == "Scores"
+    entries = orjson.loads(answered)["status"]["nodes"]
+    assert all("allocations" not in e for e in entries)
+    assert len(orjson.dumps(entries)) <= SCORES_BYTES_PER_NODE * len(nodes)
+
+    node = await _prioritize(shim, first, fits)
+    probe = recording.reviews[-1][0]
+    assert len(recording.reviews) == 2
+    assert probe["nodeNames"] == []  # only the version was asked: nothing changed
+
+    # The second pod's filter, then the first pod's bind changes the state before the
+    # second pod's prioritize: it asks its review again.
+    second_fits = await _filter(shim, second, nodes)
+    assert await _bind(shim, first, node) == ""
+    bind_review = next(s for s, _ in recording.reviews if s.get("reserve"))
+    assert "answer" not in bind_review  # bind asks for the allocation
+    asked = len(recording.reviews)
+    await _prioritize(shim, second, second_fits)
+    assert [s["nodeNames"] for s, _ in recording.reviews[asked:]] == [[], second_fits]
+
+    pod = cluster.client().get(f"/api/v1/namespaces/{NS}/pods/{first['metadata']['name']}")
+    assert pod.json()["spec"]["nodeName"] == node
+    _, pool, _ = _allocated(cluster, first)
+    assert pool == node  # the examples' node-local pools are named after their nodes
+
+
+async def test_many_pods_at_once_over_rounds_never_share_a_device(
+    cluster: ServerProcess, shim: httpx.AsyncClient
+) -> None:
+    nodes = _nodes(cluster)
+
+    async def place(pod: dict[str, Any]) -> None:
+        for _ in range(6):  # a bind that lost its device to another is retried, as upstream
+            fits = await _filter(shim, pod, nodes)
+            if fits and await _bind(shim, pod, await _prioritize(shim, pod, fits)) == "":
+                return
+        raise AssertionError(f"pod {pod['metadata']['name']} was never bound")
+
+    placed: list[dict[str, Any]] = []
+    for _ in range(2):
+        pods = [_pod(cluster) for _ in range(4)]
+        await asyncio.gather(*(place(p) for p in pods))
+        placed += pods
+    devices = [_allocated(cluster, p) for p in placed]
+    assert len(set(devices)) == len(devices)
