@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from ..auth import Authenticator, Authorizer
 from ..controllers import EventRecorder, RegistryEventRecorder
 from ..kinds import own_strategies, standalone_strategies
+from ..kinds.adminaccess import AdminAccessAdmission
 from ..kinds.admission import CreateRateLimit, UserRateLimiter
 from ..kinds.deviceclass import DeviceClassStrategy
 from ..kinds.event import EventStrategy
@@ -158,12 +159,15 @@ class StandaloneCluster:
         self.authenticator = authenticator
         self.authorizer = authorizer
         lifecycle = NamespaceLifecycle()
+        admin_access = AdminAccessAdmission()
         self.admission = admission_chain(
-            group, pool_status_create_limit, [lifecycle, *(admission or [])]
+            group, pool_status_create_limit, [lifecycle, admin_access, *(admission or [])]
         )
         self._served = serve_kinds([*self.kinds(group), *reviews], store, admission=self.admission)
         self._registries = {r.resource: r for r in self._served if isinstance(r, Registry)}
-        lifecycle.bind(self.registry(NamespaceStrategy.core().resource))
+        namespaces = self.registry(NamespaceStrategy.core().resource)
+        lifecycle.bind(namespaces)
+        admin_access.bind(namespaces)
         self.sources = ClusterSources(
             slices=self._source(ResourceSliceStrategy.upstream().resource),
             classes=self._source(DeviceClassStrategy.upstream().resource),
