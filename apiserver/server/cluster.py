@@ -21,6 +21,7 @@ from ..kinds import own_strategies, standalone_strategies
 from ..kinds.adminaccess import AdminAccessAdmission
 from ..kinds.admission import CreateRateLimit, UserRateLimiter
 from ..kinds.deviceclass import DeviceClassStrategy
+from ..kinds.devicetaintrule import DeviceTaintRuleStrategy
 from ..kinds.event import EventStrategy
 from ..kinds.namespace import NamespaceStrategy
 from ..kinds.namespacelifecycle import NamespaceLifecycle
@@ -54,9 +55,20 @@ class ClusterSources:
     nodes: Source
     patches: Source
     requests: Source
+    taint_rules: Source | None = None
+    """DeviceTaintRules, where the mode has them."""
 
     def all(self) -> list[Source]:
-        return [self.slices, self.classes, self.claims, self.nodes, self.patches, self.requests]
+        rules = [self.taint_rules] if self.taint_rules is not None else []
+        return [
+            self.slices,
+            self.classes,
+            self.claims,
+            self.nodes,
+            self.patches,
+            self.requests,
+            *rules,
+        ]
 
 
 class Cluster(Protocol):
@@ -175,6 +187,7 @@ class StandaloneCluster:
             nodes=self._source(NodeStrategy.core().resource),
             patches=self._source(ResourceSlicePatchStrategy.for_group(group).resource),
             requests=self._source(ResourcePoolStatusRequestStrategy.for_group(group).resource),
+            taint_rules=self._source(DeviceTaintRuleStrategy.upstream().resource),
         )
         self.events: EventRecorder = RegistryEventRecorder(
             self.registry(EventStrategy.core().resource), COMPONENT
