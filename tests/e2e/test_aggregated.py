@@ -176,7 +176,13 @@ def test_serves_only_our_kinds(aggregated: ServerProcess) -> None:
         )
     )
     ready = aggregated.kubectl("get", "--raw", "/readyz?verbose").stdout
-    for source in ("resourceslices", "deviceclasses", "resourceclaims", "nodes"):
+    for source in (
+        "resourceslices",
+        "deviceclasses",
+        "resourceclaims",
+        "nodes",
+        "devicetaintrules",
+    ):
         assert f"[+]informer-{source} ok" in ready
 
 
