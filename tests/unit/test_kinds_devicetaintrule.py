@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.resource.devicetaintrule import DeviceTaintRuleStatus
+from apiserver.api.resource.validation.devicetaintrule import validate_device_taint_rule_status
 from apiserver.kinds.devicetaintrule import DeviceTaintRuleStrategy
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
@@ -84,3 +86,25 @@ async def test_bad_rules_are_refused_naming_the_field(
     assert err.code == 422
     assert field in [c.get("field") for c in err.details["causes"]]
     assert (await rules.list(None, ListOptions())).items == []
+
+
+def test_status_holds_at_most_eight_conditions() -> None:
+    def status(count: int) -> DeviceTaintRuleStatus:
+        return DeviceTaintRuleStatus.model_validate(
+            {
+                "conditions": [
+                    {
+                        "type": f"Type{i}",
+                        "status": "True",
+                        "reason": "Reason",
+                        "message": "",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    }
+                    for i in range(count)
+                ]
+            }
+        )
+
+    assert validate_device_taint_rule_status(status(8)) == []
+    errs = validate_device_taint_rule_status(status(9))
+    assert [(e.field, e.type.reason) for e in errs] == [("status.conditions", "FieldValueTooMany")]
