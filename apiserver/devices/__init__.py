@@ -23,6 +23,7 @@ from .state import (
     SelectorFault,
 )
 from .store import DeviceStore
+from .taintrules import PatchesAndRules, rule_as_patch
 from .unpatched import unpatched_states
 from .view import DeviceView, snapshot
 
@@ -40,6 +41,7 @@ __all__ = [
     "PatchListener",
     "PatchMark",
     "PatchReport",
+    "PatchesAndRules",
     "SelectorFailure",
     "SelectorFault",
     "compile_class",
@@ -50,6 +52,7 @@ __all__ = [
     "local_name",
     "merge",
     "patch_outcome",
+    "rule_as_patch",
     "snapshot",
     "unpatched_states",
 ]

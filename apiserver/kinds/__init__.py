@@ -11,6 +11,7 @@ from .customresourcedefinition import CustomResourceDefinitionStrategy
 from .device import DeviceStrategy
 from .deviceclass import DeviceClassStrategy
 from .devicereservation import DeviceReservationStrategy
+from .devicetaintrule import DeviceTaintRuleStrategy
 from .event import EventStrategy
 from .namespace import NamespaceStrategy, SystemNamespaces
 from .node import NodeStrategy
@@ -56,7 +57,7 @@ def own_strategies(group: str = DRA_GROUP) -> list[Strategy[Any]]:
 
 def standalone_strategies() -> list[Strategy[Any]]:
     """Kinds served only standalone: core v1 Events, Namespaces, Nodes and Pods, the DRA v1
-    kinds, RBAC and the (always empty) CustomResourceDefinition list kubectl reads.
+    kinds (DeviceTaintRule among them), RBAC and the (always empty) CustomResourceDefinition list kubectl reads.
     (``SystemNamespaces`` creates the namespaces a cluster starts with.)"""
     return [
         EventStrategy.core(),
@@ -67,6 +68,7 @@ def standalone_strategies() -> list[Strategy[Any]]:
         ResourceClaimStrategy.upstream(),
         ResourceClaimTemplateStrategy.upstream(),
         ResourceSliceStrategy.upstream(),
+        DeviceTaintRuleStrategy.upstream(),
         RoleStrategy.upstream(),
         ClusterRoleStrategy.upstream(),
         RoleBindingStrategy.upstream(),

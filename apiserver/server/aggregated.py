@@ -2,7 +2,7 @@
 objects our kinds compute over are the cluster's own.
 
 Slices, classes, claims and nodes are read by list+watch from the kube-apiserver
-(``KubeSource``, raw JSON); our kinds (patches, pool status requests) live in our store and
+(``KubeSource``, raw JSON), and DeviceTaintRules where the cluster serves them; our kinds (patches, pool status requests) live in our store and
 are the only stored kinds served; Events are written to the kube-apiserver. Readiness
 includes every upstream source, so ``/readyz`` is 200 only once they have synced.
 """
@@ -16,6 +16,7 @@ from ..controllers import EventRecorder
 from ..controllers.kubeevents import KubeEventRecorder
 from ..kinds import own_strategies
 from ..kinds.deviceclass import DeviceClassStrategy
+from ..kinds.devicetaintrule import DeviceTaintRuleStrategy
 from ..kinds.node import NodeStrategy
 from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
@@ -75,9 +76,18 @@ class AggregatedCluster:
             )
             for field, resource in UPSTREAM.items()
         }
-        self.upstream = list(upstream.values())
+        rules = DeviceTaintRuleStrategy.upstream().resource
+        taint_rules = KubeSource(
+            connection,
+            collection_path(rules),
+            name=rules.plural,
+            backoff=backoff,
+            optional=True,  # served only where the cluster has DeviceTaintRules at v1
+        )
+        self.upstream = [*upstream.values(), taint_rules]
         self.sources = ClusterSources(
             **upstream,
+            taint_rules=taint_rules,
             patches=self._source(ResourceSlicePatchStrategy.for_group(group).resource),
             requests=self._source(ResourcePoolStatusRequestStrategy.for_group(group).resource),
         )

@@ -18,8 +18,10 @@ from typing import Any, Protocol
 from ..auth import Authenticator, Authorizer
 from ..controllers import EventRecorder, RegistryEventRecorder
 from ..kinds import own_strategies, standalone_strategies
+from ..kinds.adminaccess import AdminAccessAdmission
 from ..kinds.admission import CreateRateLimit, UserRateLimiter
 from ..kinds.deviceclass import DeviceClassStrategy
+from ..kinds.devicetaintrule import DeviceTaintRuleStrategy
 from ..kinds.event import EventStrategy
 from ..kinds.namespace import NamespaceStrategy
 from ..kinds.namespacelifecycle import NamespaceLifecycle
@@ -53,9 +55,20 @@ class ClusterSources:
     nodes: Source
     patches: Source
     requests: Source
+    taint_rules: Source | None = None
+    """DeviceTaintRules, where the mode has them."""
 
     def all(self) -> list[Source]:
-        return [self.slices, self.classes, self.claims, self.nodes, self.patches, self.requests]
+        rules = [self.taint_rules] if self.taint_rules is not None else []
+        return [
+            self.slices,
+            self.classes,
+            self.claims,
+            self.nodes,
+            self.patches,
+            self.requests,
+            *rules,
+        ]
 
 
 class Cluster(Protocol):
@@ -158,12 +171,15 @@ class StandaloneCluster:
         self.authenticator = authenticator
         self.authorizer = authorizer
         lifecycle = NamespaceLifecycle()
+        admin_access = AdminAccessAdmission()
         self.admission = admission_chain(
-            group, pool_status_create_limit, [lifecycle, *(admission or [])]
+            group, pool_status_create_limit, [lifecycle, admin_access, *(admission or [])]
         )
         self._served = serve_kinds([*self.kinds(group), *reviews], store, admission=self.admission)
         self._registries = {r.resource: r for r in self._served if isinstance(r, Registry)}
-        lifecycle.bind(self.registry(NamespaceStrategy.core().resource))
+        namespaces = self.registry(NamespaceStrategy.core().resource)
+        lifecycle.bind(namespaces)
+        admin_access.bind(namespaces)
         self.sources = ClusterSources(
             slices=self._source(ResourceSliceStrategy.upstream().resource),
             classes=self._source(DeviceClassStrategy.upstream().resource),
@@ -171,6 +187,7 @@ class StandaloneCluster:
             nodes=self._source(NodeStrategy.core().resource),
             patches=self._source(ResourceSlicePatchStrategy.for_group(group).resource),
             requests=self._source(ResourcePoolStatusRequestStrategy.for_group(group).resource),
+            taint_rules=self._source(DeviceTaintRuleStrategy.upstream().resource),
         )
         self.events: EventRecorder = RegistryEventRecorder(
             self.registry(EventStrategy.core().resource), COMPONENT

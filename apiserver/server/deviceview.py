@@ -2,7 +2,8 @@
 computed Device resource's store and the patch status controller, started and stopped
 together.
 
-The sources and the registries come from the ``Cluster`` (standalone or aggregated alike).
+The sources and the registries come from the ``Cluster`` (standalone or aggregated alike);
+where the cluster has DeviceTaintRules they join the patches.
 Readiness: ``device-view`` (the first full build is done), so ``/readyz`` answers 503 until
 the view can serve.
 """
@@ -12,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..controllers import PatchStatusController
-from ..devices import DeviceStore, DeviceView
+from ..devices import DeviceStore, DeviceView, PatchesAndRules
 from ..kinds.device import DeviceStrategy
 from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from ..machinery.computed import ComputedResource
 from ..machinery.rest import Resource
+from ..sources import Source
 from .cluster import COMPONENT, Cluster
 
 
@@ -41,9 +43,11 @@ class DeviceViewService:
         options = options or DeviceViewOptions()
         sources = cluster.sources
         self.slices = sources.slices
-        self.view = DeviceView(
-            sources.slices, sources.classes, sources.patches, pause_gc=options.pause_gc
-        )
+        # DeviceTaintRules reach the view as patches that only add a taint.
+        patches: Source = sources.patches
+        if sources.taint_rules is not None:
+            patches = PatchesAndRules(sources.patches, sources.taint_rules)
+        self.view = DeviceView(sources.slices, sources.classes, patches, pause_gc=options.pause_gc)
         self.strategy = DeviceStrategy.for_group(group)
         self.store = DeviceStore(
             self.strategy.resource,
@@ -54,11 +58,11 @@ class DeviceViewService:
         self.view.subscribe(self.store)
         self.controller: PatchStatusController | None = None
         if options.patch_status:
-            patches = ResourceSlicePatchStrategy.for_group(group).resource
+            patch_kind = ResourceSlicePatchStrategy.for_group(group).resource
             self.controller = PatchStatusController(
                 self.view,
                 sources.patches,
-                cluster.registry(patches),
+                cluster.registry(patch_kind),
                 cluster.events,
                 component=COMPONENT,
                 interval=options.status_interval,

@@ -10,10 +10,16 @@ resume the watch from the last resourceVersion seen. The server ending a watch a
 
 Watch lines are split by hand: a ResourceSlice can be larger than the line limit of the
 HTTP library's reader.
+
+An ``optional`` source is for a kind the kube-apiserver may not serve (one behind a feature
+gate, such as DeviceTaintRule before 1.37): a list answered 404 is an empty list, and
+instead of watching, the source lists again every ``absent_recheck`` seconds, so the kind is
+followed once the cluster serves it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import aiohttp
@@ -52,10 +58,16 @@ class KubeSource(Informer):
         watch_timeout: int = 300,
         request_timeout: float = 30.0,
         backoff: Backoff | None = None,
+        optional: bool = False,
+        absent_recheck: float = 60.0,
     ) -> None:
         """``api``: a kubernetes_asyncio ``ApiClient``; ``path``: the collection, e.g.
         ``/apis/resource.k8s.io/v1/resourceslices``."""
         super().__init__(name, backoff)
+        self.optional = optional
+        self.absent_recheck = absent_recheck
+        self.absent = False
+        """True while an optional collection is not served (its last list was 404)."""
         self.api = api
         self.path = path
         self.selectors = {
@@ -98,6 +110,11 @@ class KubeSource(Informer):
             if status == 410 and token:  # the snapshot expired between pages: start over
                 items, token, version = [], "", ""
                 continue
+            if status == 404 and self.optional and not token:
+                self.absent = True
+                self.resource_version = ""
+                self._replace([], self.revision)
+                return
             if status != 200:
                 raise _Failed(f"list {self.path}: HTTP {status}: {body[:200]!r}")
             page = orjson.loads(body)
@@ -113,10 +130,15 @@ class KubeSource(Informer):
             token = str(meta.get("continue") or "")
             if not token:
                 break
+        self.absent = False
         self.resource_version = version
         self._replace(items, _number(version))
 
     async def _watch(self) -> bool:
+        if self.absent:
+            # Nothing to watch: list again later, through the path an expired watch takes.
+            await asyncio.sleep(self.absent_recheck)
+            raise _Gone()
         params = {
             "watch": "true",
             "allowWatchBookmarks": "true",

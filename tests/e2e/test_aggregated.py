@@ -176,7 +176,13 @@ def test_serves_only_our_kinds(aggregated: ServerProcess) -> None:
         )
     )
     ready = aggregated.kubectl("get", "--raw", "/readyz?verbose").stdout
-    for source in ("resourceslices", "deviceclasses", "resourceclaims", "nodes"):
+    for source in (
+        "resourceslices",
+        "deviceclasses",
+        "resourceclaims",
+        "nodes",
+        "devicetaintrules",
+    ):
         assert f"[+]informer-{source} ok" in ready
 
 
@@ -199,6 +205,50 @@ async def test_device_view_is_the_upstream_one(
     await eventually(lambda: same_devices(upstream, aggregated), timeout=WAIT)
     names = {d["metadata"]["name"] for d in await device_list(aggregated, OURS)}
     assert len(names) == len(devices) + 2
+
+
+async def test_the_clusters_device_taint_rules_reach_the_device_view(
+    upstream: ServerProcess, aggregated: ServerProcess
+) -> None:
+    """A DeviceTaintRule in the cluster taints the device it selects in our view as it does
+    in the upstream's own, and deleting it takes the taint away in both."""
+    name = unique("rule")
+    device = "node-3-gpu.example.com.gpu-1"
+    taint = {"key": "example.com/maintenance", "value": "planned", "effect": "NoSchedule"}
+    rule = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name},
+        "spec": {
+            "deviceSelector": {"driver": DRIVER, "pool": "node-3", "device": "gpu-1"},
+            "taint": taint,
+        },
+    }
+    upstream.kubectl("apply", "-f", "-", input=yaml.safe_dump(rule))
+
+    async def ours() -> dict[str, Any]:
+        [found] = [
+            d for d in await device_list(aggregated, OURS) if d["metadata"]["name"] == device
+        ]
+        return found
+
+    async def tainted() -> bool:
+        keys = [t["key"] for t in (await ours())["spec"].get("taints") or ()]
+        return keys == [taint["key"]]
+
+    try:
+        await eventually(tainted, timeout=WAIT)
+        assert (await ours())["status"]["patchedBy"][0]["name"] == f"DeviceTaintRule/{name}"
+        await eventually(lambda: same_devices(upstream, aggregated), timeout=WAIT)
+    finally:
+        upstream.kubectl("delete", "devicetaintrule", name)
+    await eventually(lambda: _untainted(aggregated, device), timeout=WAIT)
+    await eventually(lambda: same_devices(upstream, aggregated), timeout=WAIT)
+
+
+async def _untainted(server: ServerProcess, device: str) -> bool:
+    found = [d for d in await device_list(server, OURS) if d["metadata"]["name"] == device]
+    return len(found) == 1 and "taints" not in found[0]["spec"]
 
 
 def pool_status(server: ServerProcess, group: str, name: str) -> dict[str, Any]:

@@ -321,6 +321,7 @@ def test_readyz_waits_for_the_device_view(server: ServerProcess) -> None:
         "informer-resourceslices",
         "informer-deviceclasses",
         "informer-resourceslicepatches",
+        "informer-devicetaintrules",
         "device-view",
     ):
         assert f"[+]{check} ok" in verbose

@@ -175,3 +175,49 @@ async def test_lists_again_after_410_when_the_history_it_needs_is_gone(tmp_path:
         with contextlib.suppress(AssertionError):
             await proxy.down()
         server.stop()
+
+
+async def test_an_optional_collection_not_served_is_empty_until_it_is(
+    server: ServerProcess, api: client.ApiClient
+) -> None:
+    """A kind the kube-apiserver does not serve (404) syncs as empty rather than failing,
+    and is listed again later; a served one behaves as any other source."""
+    missing = KubeSource(
+        api,
+        "/apis/resource.k8s.io/v1/nosuchkinds",
+        name="nosuchkinds",
+        optional=True,
+        absent_recheck=0.2,
+        backoff=Backoff(initial=0.05, maximum=0.2),
+    )
+    await missing.start()
+    try:
+        await asyncio.wait_for(missing.wait_synced(), WAIT)
+        assert missing.absent
+        assert missing.items() == []
+        await eventually(lambda: missing.expirations >= 2, timeout=WAIT)  # it asks again
+        assert missing.absent
+        assert missing.failures == 0
+    finally:
+        await missing.close()
+
+    name = unique("rule")
+    rule = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name},
+        "spec": {"deviceSelector": {}, "taint": {"key": "example.com/k", "effect": "None"}},
+    }
+    resp = server.client().post("/apis/resource.k8s.io/v1/devicetaintrules", json=rule)
+    assert resp.status_code == 201, resp.text
+    served = KubeSource(
+        api, "/apis/resource.k8s.io/v1/devicetaintrules", name="devicetaintrules", optional=True
+    )
+    await served.start()
+    try:
+        await asyncio.wait_for(served.wait_synced(), WAIT)
+        assert not served.absent
+        assert served.get(name) is not None
+    finally:
+        await served.close()
+        server.client().delete(f"/apis/resource.k8s.io/v1/devicetaintrules/{name}")

@@ -220,7 +220,7 @@ def test_service_account_and_bindings_agree(installs: dict[str, list[Doc]], inst
     needed = {
         *(
             ("resource.k8s.io", r, v)
-            for r in ("resourceslices", "resourceclaims", "deviceclasses")
+            for r in ("resourceslices", "resourceclaims", "deviceclasses", "devicetaintrules")
             for v in ("get", "list", "watch")
         ),
         *(("", "nodes", v) for v in ("get", "list", "watch")),

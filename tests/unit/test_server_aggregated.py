@@ -33,6 +33,7 @@ async def test_serves_our_kinds_and_is_not_ready_before_the_upstream_has_synced(
         "deviceclasses",
         "resourceclaims",
         "nodes",
+        "devicetaintrules",
     }
     server = APIServer(store, cluster.served(), ServerSettings(), services=[cluster])
     server.ready = True  # the store is started by the fixture; the cluster is not
@@ -40,5 +41,11 @@ async def test_serves_our_kinds_and_is_not_ready_before_the_upstream_has_synced(
     async with httpx.AsyncClient(transport=transport, base_url="https://test") as client:
         ready = await client.get("/readyz", params={"verbose": "1"})
     assert ready.status_code == 503
-    for source in ("resourceslices", "deviceclasses", "resourceclaims", "nodes"):
+    for source in (
+        "resourceslices",
+        "deviceclasses",
+        "resourceclaims",
+        "nodes",
+        "devicetaintrules",
+    ):
         assert f"[-]informer-{source} failed" in ready.text
