@@ -151,8 +151,11 @@ def pool_status_request(server: ServerProcess, driver: str) -> dict[str, dict[st
     return {p["poolName"]: p for p in status["pools"]}
 
 
-def devices_of(client: httpx.Client, driver: str) -> dict[str, dict[str, Any]]:
-    resp = client.get(DEVICES, params={"fieldSelector": f"spec.driver={driver}"})
+def devices_of(
+    client: httpx.Client, driver: str, pool: str | None = None
+) -> dict[str, dict[str, Any]]:
+    selector = f"spec.driver={driver}" + (f",spec.pool.name={pool}" if pool else "")
+    resp = client.get(DEVICES, params={"fieldSelector": selector})
     assert resp.status_code == 200, resp.text
     return {d["spec"]["device"]: d["spec"] for d in resp.json()["items"]}
 
@@ -170,7 +173,11 @@ def test_the_driver_objects_are_stored_and_viewed(server: ServerProcess) -> None
             "the 15 devices of the A100",
         )
         nics = wait_for(
-            lambda: (d := devices_of(client, "nic.example.com")) and len(d) == 2 and d, "the NICs"
+            # (the shared NICs of shared-nic.yaml, same driver, are node-1's pool)
+            lambda: (
+                (d := devices_of(client, "nic.example.com", "gpu-node-1")) and len(d) == 2 and d
+            ),
+            "the NICs",
         )
     assert set(mig) == MIG_DEVICES
     assert {d["nodeName"] for d in mig.values()} == {"gpu-node-1"}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.allocator import NodeResult
+from apiserver.allocator import NodeResult, Reason
 from apiserver.api.field import ErrorType
 from apiserver.api.resource.allocationreview import AllocationReview
 from apiserver.api.resource.validation.allocationreview import validate_allocation_review
@@ -53,6 +53,8 @@ def test_a_scores_entry_has_no_allocations() -> None:
     assert full["allocations"] == [_Outcome.allocation]
     small = _node_answer(feasible, allocations=False)
     assert small == {"nodeName": "n1", "feasible": True, "score": 80}
-    infeasible = NodeResult("n2", False, why=("claim ml/gpu request r: no device",))
+    infeasible = NodeResult(
+        "n2", False, why=(Reason("NoCandidates", "ml/gpu", "no device", request="r"),)
+    )
     assert _node_answer(infeasible, allocations=False) == _node_answer(infeasible)
     assert "reasons" in _node_answer(infeasible, allocations=False)
