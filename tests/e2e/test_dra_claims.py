@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from .harness import ServerProcess
 from .objects import unique
 
@@ -228,15 +230,32 @@ def test_allocation_and_kep5007_device_status_through_the_status_subresource(
     name = unique("fabric")
     _create_claim(server, name)
     before = _get(server, "resourceclaim", name)
+    # The consumer exists: the claim controller prunes reservedFor entries of pods that do not.
+    pod = unique("pod")
+    server.kubectl(
+        "create",
+        "-f",
+        "-",
+        input=yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": pod, "namespace": NAMESPACE},
+                "spec": {
+                    "containers": [{"name": "main", "image": "busybox"}],
+                    "resourceClaims": [{"name": "dev", "resourceClaimName": name}],
+                },
+            }
+        ),
+    )
+    uid = _get(server, "pod", pod)["metadata"]["uid"]
     out = _patch_status(
         server,
         name,
         {
             "allocation": ALLOCATION,
             "devices": [NEEDS_ATTACHING],
-            "reservedFor": [
-                {"resource": "pods", "name": "pod0", "uid": "1b9e3c1e-0000-4000-8000-000000000001"}
-            ],
+            "reservedFor": [{"resource": "pods", "name": pod, "uid": uid}],
         },
     ).stdout
     assert out.strip() == f"resourceclaim.resource.k8s.io/{name} patched"
