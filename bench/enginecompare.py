@@ -33,7 +33,7 @@ SECTION = "allocator-vs-previous"
 PREVIOUS = "b06f320"
 """The last commit before this round of allocation-semantics work."""
 REPO = Path(__file__).resolve().parents[1]
-ROUNDS = 3
+ROUNDS = 7
 CLAIMS = 1_000
 """Claims per fill: the first fifth of the cluster, where every check sees every node."""
 
