@@ -13,7 +13,7 @@ from .authorizer import (
 )
 from .credentials import Credentials
 from .middleware import PUBLIC_PATHS, AuthMiddleware
-from .tokens import TokenAuthenticator, admin_token, generate_token_file, read_token_file
+from .tokenfile import TokenAuthenticator, admin_token, generate_token_file, read_token_file
 
 __all__ = [
     "AUTHENTICATED",

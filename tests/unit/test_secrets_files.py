@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from apiserver.auth.tokens import TokenAuthenticator, generate_token_file
+from apiserver.auth.tokenfile import TokenAuthenticator, generate_token_file
 from apiserver.server.certs import ensure_serving_certs
 from apiserver.server.kubeconfig import write_kubeconfig
 
