@@ -216,13 +216,14 @@ def test_a_body_that_does_not_arrive_is_answered_408(timed_server: ServerProcess
     body = orjson.dumps(rsp(name))
     sock = connect(timed_server)
     try:
+        # Taken before sending: the server's clock starts when the headers arrive.
+        started = time.monotonic()
         sock.sendall(
             f"POST {RSP_PATH} HTTP/1.1\r\nHost: x\r\n"
             f"Authorization: Bearer {timed_server.token}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
             + body[: len(body) // 2]
         )
-        started = time.monotonic()
         code, headers, answer = read_response(sock)
         assert time.monotonic() - started >= BODY_TIMEOUT
         assert code == 408
@@ -482,8 +483,8 @@ def test_a_client_that_reads_nothing_of_a_response_is_reset(timed_server: Server
     asyncio.run(_create_bulky(server, UNREAD_OBJECTS))
     with server.client() as client:
         before = _terminated(client)
-        sock = _stalled_watch(server, "0")
         started = time.monotonic()
+        sock = _stalled_watch(server, "0")
         try:
             # Watched without reading a byte: reading would unstall the writes.
             wait_for(lambda: _hung_up(sock), "the unread watch's connection to be reset")
