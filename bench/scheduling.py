@@ -200,6 +200,8 @@ async def _call(client: httpx.AsyncClient, path: str, body: JSON) -> tuple[Any, 
     began = time.perf_counter()
     answer = await client.post(path, json=body)
     took = time.perf_counter() - began
+    if answer.status_code not in (200, 201):  # a refused call is a broken run, not a pod that fits nowhere
+        raise RuntimeError(f"{path}: {answer.status_code} {answer.text[:300]}")
     return answer.json(), Call(took, len(answer.request.content), len(answer.content))
 
 
@@ -312,7 +314,7 @@ async def _size(server: APIServerTarget, shim_target: ShimTarget, nodes: int) ->
             base_url=server.url, verify=server.ssl_context(), headers=server.headers, timeout=300
         ) as api,
         httpx.AsyncClient(
-            base_url=shim_target.url, verify=shim_target.ssl_context(), timeout=300
+            base_url=shim_target.url, verify=shim_target.scheduler_context(), timeout=300
         ) as shim,
     ):
         await _create(api, _cluster(nodes))
