@@ -47,7 +47,7 @@ from typing import Any
 from ..api.resource.capacity import share
 from ..api.resource.views import DeviceID
 from ..cel import CELError, Program, compile_constraint, compile_selector
-from ..pools import Node, Pools, PoolState, fits, selector_matches
+from ..pools import Node, PoolKey, Pools, PoolState, fits, selector_matches
 from .budget import ReviewBudget
 from .candidates import Candidate, Group, SelectorCache, Tally, filter_candidates, group
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim, ConstraintSpec
@@ -89,7 +89,7 @@ from .search import (
 JSON = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass
 class ClaimOutcome:
     claim: Claim
     picks: tuple[tuple[Alternative, Candidate], ...] = ()
@@ -116,7 +116,7 @@ class ClaimOutcome:
         return allocation_result(self.claim, list(self.picks), self.classes, self.node, self.shares)
 
 
-@dataclass(frozen=True)
+@dataclass
 class NodeResult:
     node: str
     feasible: bool
@@ -181,32 +181,72 @@ class Allocator:
         self._binding_pools: dict[int, bool] = {}
         self._filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
         self._grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
+        self._free: dict[tuple[str, tuple[Any, ...]], _Free] = {}
         self.reserved: set[DeviceID] = set(reserved)
-        # What the snapshot's allocations, reservations and shares hold, computed once per
-        # snapshot (a review's snapshot serves every review until a pool changes), then
-        # ``reserved``.
-        usage = pool_usage(pools)
-        self.held: set[DeviceID] = set(usage.held)
-        self.limits: Usage = dict(usage.limits)
-        self.used: Usage = dict(usage.used)
-        self.consumed: Consumed = {device: dict(amounts) for device, amounts in usage.consumed}
-        """What the shares of multi-allocatable devices consume (see ``search.Consumed``)."""
-        self.hold(self.reserved)
+        self._ledger: _Ledger | None = None
+        """What is held and consumed, made when first needed (``ledger``)."""
+        self._touched: set[PoolKey] = {(d.driver, d.pool) for d in self.reserved}
+        """Pools where this allocator holds or released devices the snapshot does not say."""
 
     # -- holding ---------------------------------------------------------------------
+
+    @property
+    def ledger(self) -> _Ledger:
+        """What the snapshot's allocations, reservations and shares hold and consume (once
+        per snapshot, see ``pool_usage``), then ``reserved`` and what ``hold`` and
+        ``release`` changed; made on first use: a review answered from the free
+        candidates of each node (``_free_candidates``) never needs it."""
+        if self._ledger is None:
+            usage = pool_usage(self.pools)
+            self._ledger = _Ledger(
+                set(usage.held),
+                dict(usage.limits),
+                dict(usage.used),
+                {device: dict(amounts) for device, amounts in usage.consumed},
+            )
+            self._take(self.reserved)
+        return self._ledger
+
+    @property
+    def held(self) -> set[DeviceID]:
+        return self.ledger.held
+
+    @property
+    def limits(self) -> Usage:
+        return self.ledger.limits
+
+    @property
+    def used(self) -> Usage:
+        return self.ledger.used
+
+    @property
+    def consumed(self) -> Consumed:
+        """What the shares of multi-allocatable devices consume (see ``search.Consumed``)."""
+        return self.ledger.consumed
 
     def hold(self, devices: Iterable[DeviceID]) -> None:
         """Take devices (an allocation committed or reserved): later searches skip them and
         their counters count as consumed."""
+        devices = list(devices)
+        self._touched.update((d.driver, d.pool) for d in devices)
+        if self._ledger is not None:
+            self._take(devices)
+        else:
+            self.reserved.update(devices)  # taken when the ledger is made
+
+    def _take(self, devices: Iterable[DeviceID]) -> None:
+        held = self.ledger.held
         for device in devices:
-            if device not in self.held:
-                self.held.add(device)
+            if device not in held:
+                held.add(device)
                 self._count(device, 1)
 
     def release(self, devices: Iterable[DeviceID]) -> None:
+        held = self.ledger.held
         for device in devices:
-            if device in self.held:
-                self.held.discard(device)
+            self._touched.add((device.driver, device.pool))
+            if device in held:
+                held.discard(device)
                 self._count(device, -1)
 
     def _count(self, device: DeviceID, sign: int) -> None:
@@ -250,16 +290,21 @@ class Allocator:
             if budget.exhausted:
                 out.extend(_not_searched(n, budget) for n in nodes[i:])
                 break
-            steps = self.search(claims, node, budget.share(len(nodes) - i))
-            try:
-                while True:
-                    next(steps)
-                    await asyncio.sleep(0)
-                    paused = time.perf_counter()
-            except StopIteration as done:
-                result: NodeResult = done.value
-                out.append(result)
-                budget.spend(result.steps, result.evaluations)
+            quick = self._quick(claims, node)
+            if quick is not None:
+                out.append(quick)
+                budget.spend(quick.steps, 0)
+            else:
+                steps = self._search(claims, node, budget.share(len(nodes) - i))
+                try:
+                    while True:
+                        next(steps)
+                        await asyncio.sleep(0)
+                        paused = time.perf_counter()
+                except StopIteration as done:
+                    result: NodeResult = done.value
+                    out.append(result)
+                    budget.spend(result.steps, result.evaluations)
             if time.perf_counter() - paused > SLICE:  # most nodes take microseconds
                 await asyncio.sleep(0)
                 paused = time.perf_counter()
@@ -270,6 +315,14 @@ class Allocator:
     ) -> Generator[None, None, NodeResult]:
         """The search as a generator that yields every ``Budget.chunk`` steps, bounded by
         ``budget`` (this allocator's by default)."""
+        quick = self._quick(claims, node)
+        if quick is not None:
+            return quick
+        return (yield from self._search(claims, node, budget))
+
+    def _quick(self, claims: Sequence[Claim], node: Node) -> NodeResult | None:
+        """The answer without a search: an allocated claim whose allocation does not reach
+        the node, or what ``_greedy`` finds; None when it takes a search."""
         for claim in claims:
             if not _allocation_reaches(claim, node):
                 return NodeResult(
@@ -284,9 +337,11 @@ class Allocator:
                         ),
                     ),
                 )
-        quick = self._greedy(claims, node)
-        if quick is not None:
-            return quick
+        return self._greedy(claims, node)
+
+    def _search(
+        self, claims: Sequence[Claim], node: Node, budget: Budget | None
+    ) -> Generator[None, None, NodeResult]:
         evaluations = Evaluations(self._memo, self._refuted)
         try:
             plans = [self._plan(claim, node, evaluations) for claim in claims]
@@ -361,9 +416,9 @@ class Allocator:
         chosen: set[DeviceID] = set()
         outcomes = []
         picks: list[tuple[Alternative, Candidate]] = []
-        held = self.held
         for claim in claims:
             if claim.allocation is not None:
+                held = self.held
                 if any(
                     not r.admin_access and not r.shared and r.id not in held
                     for r in claim.allocated
@@ -383,31 +438,60 @@ class Allocator:
                     except _Problem:
                         return None
                 need = alternative.count
-                for members in groups:
-                    for candidate in members.members:
-                        cid = candidate.id
-                        if cid in held or cid in chosen:
-                            continue
-                        if candidate.consumes or candidate.shared:
-                            return None
-                        chosen.add(cid)
-                        mine.append((alternative, candidate))
-                        need -= 1
-                        if need == 0:
-                            break
+                free = self._free_candidates(node, alternative, groups)
+                for candidate in free:
+                    cid = candidate.id
+                    if cid in chosen:
+                        continue
+                    if candidate.consumes or candidate.shared:
+                        return None
+                    chosen.add(cid)
+                    mine.append((alternative, candidate))
+                    need -= 1
                     if need == 0:
                         break
                 if need:
-                    free = sum(1 for g in groups for c in g.members if c.id not in held)
-                    if free >= alternative.count:
+                    if len(free) >= alternative.count:
                         return None  # others of this call took them: the search decides
                     plan = AlternativePlan(alternative, groups, alternative.count)
-                    taken = frozenset(c.id for g in groups for c in g.members if c.id in held)
+                    left = {c.id for c in free}
+                    taken = frozenset(c.id for g in groups for c in g.members if c.id not in left)
                     why = functools.partial(self._short, claim.name, plan, node, taken)
                     return NodeResult(node.name, False, why=why)
             picks.extend(mine)
             outcomes.append(ClaimOutcome(claim, tuple(mine), node.name, self.classes))
         return NodeResult(node.name, True, score(picks), tuple(outcomes), steps=len(picks))
+
+    def _free_candidates(
+        self, node: Node, alternative: Alternative, groups: list[Group]
+    ) -> list[Candidate]:
+        """The alternative's candidates on the node that nothing holds, in order of
+        preference. Kept across reviews (``shared``) with the states of the pools they
+        come from, and used again while each of those pools has the same state object in
+        this allocator's snapshot (a snapshot gives a pool a new state only when it
+        changed) and this allocator holds or released nothing in them."""
+        key = (node.key, alternative.key)
+        entry = self._free.get(key) if self.caches else None
+        states = self.pools.states
+        if entry is not None and (not self._touched or self._touched.isdisjoint(entry.pools)):
+            if len(entry.pools) == 1:  # a node's own pool: the common case, kept cheap
+                if states.get(entry.pools[0]) is entry.states[0]:
+                    return entry.free
+            elif all(states.get(k) is s for k, s in zip(entry.pools, entry.states, strict=True)):
+                return entry.free
+        members = [c for g in groups for c in g.members]
+        pools = tuple(dict.fromkeys(c.id[:2] for c in members))
+        if self._touched.intersection(pools) or not self.caches:
+            held = self.held
+            return [c for c in members if c.id not in held]
+        free = []
+        for candidate in members:
+            state = states.get(candidate.id[:2])
+            name = candidate.id.device
+            if state is None or (name not in state.allocated and name not in state.reserved):
+                free.append(candidate)
+        self._free[key] = _Free(pools, tuple(states.get(k) for k in pools), free)
+        return free
 
     def _reset(self, plan: ClaimPlan, search: Search) -> None:
         """Give back the counters and capacity a finished search still holds (its picks stay
@@ -784,6 +868,26 @@ class Allocator:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Free:
+    """A node's free candidates for one alternative, and the pool states they were read
+    from (see ``Allocator._free_candidates``)."""
+
+    pools: tuple[PoolKey, ...]
+    states: tuple[PoolState | None, ...]
+    free: list[Candidate]
+
+
+@dataclass(slots=True)
+class _Ledger:
+    """What one allocator holds and consumes (see ``Allocator.ledger``)."""
+
+    held: set[DeviceID]
+    limits: Usage
+    used: Usage
+    consumed: Consumed
+
+
 @dataclass(frozen=True)
 class PoolUsage:
     """What a snapshot's own allocations and reservations hold and consume."""
@@ -896,6 +1000,4 @@ def _class_selectors(device_class: JSON) -> tuple[str, ...]:
 
 
 def _node_key(node: Node) -> str:
-    if not node.labels:
-        return node.name
-    return node.name + "\x00" + repr(sorted(node.labels.items()))
+    return node.key

@@ -47,23 +47,32 @@ class SharedCaches:
         self.candidates: dict[int, Candidate] = {}
         self.filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
         self.grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
+        self.free: dict[tuple[str, tuple[Any, ...]], Any] = {}
+        self.devices_token: object = None
 
     @classmethod
     def for_inputs(
         cls, previous: SharedCaches | None, pools: Pools, classes: Mapping[str, JSON]
     ) -> SharedCaches:
         """``previous`` if it was made over the same devices and classes, else a new one."""
-        gathered = tuple(state.gathered for state in pools.states.values())
         versions = _class_versions(classes)
         if (
             previous is not None
             and previous.classes == versions
-            and len(previous.gathered) == len(gathered)
-            and all(a is b for a, b in zip(previous.gathered, gathered, strict=True))
-            and len(previous.filtered) + len(previous.grouped) < MAX_NODE_ENTRIES
+            and len(previous.filtered) + len(previous.grouped) + len(previous.free)
+            < MAX_NODE_ENTRIES
         ):
-            return previous
-        return cls(gathered, versions)
+            if previous.devices_token is pools.devices_token:
+                return previous  # a snapshot updated from the last one: the same devices
+            gathered = tuple(state.gathered for state in pools.states.values())
+            if len(previous.gathered) == len(gathered) and all(
+                a is b for a, b in zip(previous.gathered, gathered, strict=True)
+            ):
+                previous.devices_token = pools.devices_token
+                return previous
+        made = cls(tuple(state.gathered for state in pools.states.values()), versions)
+        made.devices_token = pools.devices_token
+        return made
 
     def attach(self, allocator: Allocator) -> None:
         """Make ``allocator`` read and fill these caches (it must have its caches on)."""
@@ -76,3 +85,4 @@ class SharedCaches:
         allocator._candidates = self.candidates
         allocator._filtered = self.filtered
         allocator._grouped = self.grouped
+        allocator._free = self.free

@@ -116,6 +116,10 @@ class PoolIndex:
         self._absorbed = asyncio.Event()
         self._task = BackgroundTask("pool index", self._run, log)
         self._listeners: list[PoolListener] = []
+        self._last: Pools | None = None
+        """The last snapshot taken; the next is built over it."""
+        self._dirty: set[PoolKey] = set()
+        """Pools that changed since the last snapshot."""
         self.longest_absorb = 0.0
         """The longest stretch absorbing a reset held the event loop, in seconds."""
         slices.add_handler(self._on_slice)
@@ -129,6 +133,7 @@ class PoolIndex:
         self._listeners.append(listener)
 
     def _changed(self, key: PoolKey) -> None:
+        self._dirty.add(key)
         for listener in self._listeners:
             listener(key)
 
@@ -204,22 +209,32 @@ class PoolIndex:
         return entry.summary
 
     def snapshot(self, previous: Pools | None = None) -> Pools:
-        """Every pool with its allocated and reserved devices, for the allocator; what
-        ``previous`` computed for pools whose devices did not change is reused."""
-        states = []
+        """Every pool with its allocated and reserved devices, for the allocator. Built
+        over the last snapshot taken here: only the pools that changed since get a new
+        ``PoolState`` (the others keep theirs, by identity, which the allocator's caches
+        rely on), in steps proportional to the changes while no pool's devices did.
+        ``previous`` (the first time) lends its reach entries for unchanged devices."""
         reserved = self.reservations.by_pool() if self.reservations is not None else {}
-        for driver, pool in sorted(self._pools):
-            gathered = self.gathered(driver, pool)
-            if gathered is not None:
-                states.append(
-                    PoolState(
-                        gathered,
-                        frozenset(self._allocated.get((driver, pool), ())),
-                        reserved.get((driver, pool), frozenset()),
-                        _copy(self._shared.get((driver, pool))),
-                    )
-                )
-        return Pools(states, previous)
+        last = self._last
+        if last is None or len(self._dirty) * 4 > len(self._pools):
+            states = (self._state(key, reserved) for key in sorted(self._pools))
+            taken = Pools((s for s in states if s is not None), last or previous)
+        else:
+            taken = last.updated({key: self._state(key, reserved) for key in self._dirty})
+        self._dirty.clear()
+        self._last = taken
+        return taken
+
+    def _state(self, key: PoolKey, reserved: dict[PoolKey, frozenset[str]]) -> PoolState | None:
+        gathered = self.gathered(*key)
+        if gathered is None:
+            return None
+        return PoolState(
+            gathered,
+            frozenset(self._allocated.get(key, ())),
+            reserved.get(key, frozenset()),
+            _copy(self._shared.get(key)),
+        )
 
     # -- reservations ----------------------------------------------------------------
 

@@ -8,6 +8,7 @@ empty term matches nothing. ``Gt``/``Lt`` compare integers; a label that is not 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,14 @@ from ..api.resource.views import ALL_NODES, NODE_NAME, NODE_SELECTOR, Placement
 class Node:
     name: str
     labels: Mapping[str, str] = field(default_factory=dict)
+
+    @functools.cached_property
+    def key(self) -> str:
+        """The name and labels as one string: what the allocator's per-node caches key on
+        (a node's labels decide which devices reach it), computed once per node."""
+        if not self.labels:
+            return self.name
+        return self.name + "\x00" + repr(sorted(self.labels.items()))
 
 
 def _requirement(req: Any, values_of: Mapping[str, str]) -> bool:

@@ -71,6 +71,9 @@ class Pools:
         changed); such an entry's ``pool`` is then the earlier ``PoolState``, so a reader
         of ``allocated``/``reserved`` asks ``pool(key)`` of this snapshot."""
         self.states: dict[PoolKey, PoolState] = {s.key: s for s in sorted(states, key=_key)}
+        self.devices_token = object()
+        """Shared by the snapshots ``updated`` derives from this one, whose pools all have
+        the same gathered slices and devices (only what holds devices differs)."""
         self._local: dict[str, list[Reach]] = {}
         self._elsewhere: list[Reach] = []
         self._reaches: dict[PoolKey, tuple[GatheredPool, list[Reach]]] = {}
@@ -88,6 +91,30 @@ class Pools:
                     self._local.setdefault(place.node_name, []).append(reach)
                 else:
                     self._elsewhere.append(reach)
+
+    def updated(self, changed: Mapping[PoolKey, PoolState | None]) -> Pools:
+        """This snapshot with the ``changed`` pools replaced (None: the pool is gone).
+        While every changed pool keeps its gathered slices and devices, the new snapshot
+        shares this one's reach index (a reach names the pool's key; its allocated and
+        reserved devices are read from the snapshot), so it costs a copy of the states;
+        otherwise it is built anew over this one."""
+        states = dict(self.states)
+        same_devices = True
+        for key, state in changed.items():
+            old = states.get(key)
+            if state is None:
+                same_devices = same_devices and old is None
+                states.pop(key, None)
+            else:
+                same_devices = same_devices and old is not None and old.gathered is state.gathered
+                states[key] = state
+        if not same_devices:
+            return Pools(states.values(), self)
+        out = Pools.__new__(Pools)
+        out.states = states  # only existing keys were replaced: the order stands
+        out.devices_token = self.devices_token
+        out._local, out._elsewhere, out._reaches = self._local, self._elsewhere, self._reaches
+        return out
 
     def reachable(self, node: Node) -> list[Reach]:
         """Devices of every pool usable on ``node``, in pool order then device order."""

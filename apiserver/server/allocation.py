@@ -70,6 +70,8 @@ CATCH_UP_SECONDS = 10.0
 503 (a store that cannot be followed is unavailable, not a reason for a stale answer)."""
 ASK_AGAIN_SECONDS = 0.5
 """How long a catch-up waits for a source's progress before asking for it again."""
+MAX_KNOWN_NODES = 100_000
+"""Nodes whose allocator form is kept between reviews (names without a Node included)."""
 RESERVE_ROUNDS = 32
 """Searches one reserving review may make: each follows a lost race (a device another
 replica took, excluded from then on) or a wait for pending reserves here to settle."""
@@ -92,13 +94,13 @@ class AllocationService:
         self.version = StateVersion([*cluster.sources.all(), reservations.source], pools)
         self._snapshot: tuple[int, Pools] | None = None
         self._shared: SharedCaches | None = None
+        self._known: dict[str, tuple[dict[str, Any] | None, Node]] = {}
 
     async def review(self, review: AllocationReview, user: UserInfo) -> dict[str, Any]:
         await self._catch_up()
         spec = review.spec
         claims = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
-        nodes = self._nodes(spec.node_names)
-        unknown = {n.name for n in nodes if self.cluster.sources.nodes.get(n.name) is None}
+        nodes, unknown = self._nodes(spec.node_names)
         answer = _Answer(unknown, allocations=spec.answer != ANSWER_SCORES)
         budget = ReviewBudget()  # one for the review, every round and node included
         if not nodes:
@@ -242,16 +244,31 @@ class AllocationService:
             raise errors.not_found("resourceclaims", "resource.k8s.io", key)
         return parse_claim(key, stored)
 
-    def _nodes(self, names: Sequence[str] | None) -> list[Node]:
+    def _nodes(self, names: Sequence[str] | None) -> tuple[list[Node], set[str]]:
+        """The nodes to answer (``names``, or every Node), and which names no Node has."""
         source = self.cluster.sources.nodes
         if names is None:
             objects = source.items()
-            return [Node(str(o["metadata"]["name"]), _labels(o)) for o in objects]
-        out = []
+            return [self._node(str(o["metadata"]["name"]), o) for o in objects], set()
+        out, unknown = [], set()
         for name in names:
             obj = source.get(name)
-            out.append(Node(name, _labels(obj) if obj is not None else {}))
-        return out
+            if obj is None:
+                unknown.add(name)
+            out.append(self._node(name, obj))
+        return out, unknown
+
+    def _node(self, name: str, obj: dict[str, Any] | None) -> Node:
+        """The allocator's node for a Node object (None: no such Node), made again only
+        when the object changed: a node keeps its caches' key across reviews."""
+        found = self._known.get(name)
+        if found is not None and found[0] is obj:
+            return found[1]
+        node = Node(name, _labels(obj) if obj is not None else {})
+        if len(self._known) >= MAX_KNOWN_NODES:
+            self._known.clear()
+        self._known[name] = (obj, node)
+        return node
 
     def _classes(self) -> dict[str, dict[str, Any]]:
         return {
