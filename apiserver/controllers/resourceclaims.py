@@ -71,6 +71,16 @@ def owning_pod(claim: JSON) -> tuple[str, str] | None:
     return None
 
 
+def _consumer_uids(claim: JSON) -> set[str]:
+    """The uids of the pods a claim names: those in ``reservedFor`` and its owner."""
+    reserved = (claim.get("status") or {}).get("reservedFor") or []
+    uids = {str(r.get("uid")) for r in reserved if isinstance(r, dict) and r.get("uid")}
+    owner = owning_pod(claim)
+    if owner is not None and owner[1]:
+        uids.add(owner[1])
+    return uids
+
+
 def generate_name(pod: str, entry: str) -> str:
     """``<pod>-<entry>-``, each part cut to half the room when together they are too long."""
     if len(pod) + len(entry) + 2 > _GENERATE_NAME_MAX:
@@ -105,6 +115,8 @@ class ResourceClaimController:
         self.queue = CoalescingQueue(interval)
         self.bucket = TokenBucket(rate, burst)
         self._task = BackgroundTask("resourceclaim controller", self._run, log)
+        self._consumers: dict[str, set[str]] | None = None
+        """See ``_consumed_by``."""
         pods.add_handler(self._on_pod)
         claims.add_handler(self._on_claim)
 
@@ -115,27 +127,44 @@ class ResourceClaimController:
         if event.type is not EventType.DELETED:
             self.queue.add(_POD + event.key)
         # The claims this pod uses or owns may have lost their consumer.
-        for claim in self.claims.items():
-            meta = claim.get("metadata") or {}
-            if meta.get("namespace") == namespace and self._mentions(claim, event.obj):
-                self.queue.add(_CLAIM + f"{namespace}/{meta.get('name')}")
+        uid = str((event.obj.get("metadata") or {}).get("uid") or "")
+        for key in sorted(self._consumed_by().get(uid, ())):
+            if key.startswith(namespace + "/"):
+                self.queue.add(_CLAIM + key)
+
+    def _consumed_by(self) -> dict[str, set[str]]:
+        """Per pod uid, the keys of the claims that name it (``reservedFor``, owner), made
+        from the claim cache when first asked and kept by ``_on_claim`` from then on, so a
+        pod's event costs a look-up rather than a walk of every claim."""
+        if self._consumers is None:
+            self._consumers = {}
+            for claim in self.claims.items():
+                meta = claim.get("metadata") or {}
+                key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+                for uid in _consumer_uids(claim):
+                    self._consumers.setdefault(uid, set()).add(key)
+        return self._consumers
 
     def _on_claim(self, event: SourceEvent) -> None:
+        if self._consumers is not None:
+            gone = _consumer_uids(event.old) if event.old is not None else set()
+            if event.type is EventType.DELETED:
+                gone |= _consumer_uids(event.obj)  # the last state known
+            for uid in gone:
+                keys = self._consumers.get(uid)
+                if keys is not None:
+                    keys.discard(event.key)
+                    if not keys:
+                        del self._consumers[uid]
+            if event.type is not EventType.DELETED:
+                for uid in _consumer_uids(event.obj):
+                    self._consumers.setdefault(uid, set()).add(event.key)
         if event.type is not EventType.DELETED:
             self.queue.add(_CLAIM + event.key)
         owner = owning_pod(event.obj)
         if owner is not None:
             namespace = (event.obj.get("metadata") or {}).get("namespace") or "default"
             self.queue.add(_POD + f"{namespace}/{owner[0]}")
-
-    @staticmethod
-    def _mentions(claim: JSON, pod: JSON) -> bool:
-        uid = (pod.get("metadata") or {}).get("uid")
-        reserved = (claim.get("status") or {}).get("reservedFor") or []
-        owner = owning_pod(claim)
-        return any(r.get("uid") == uid for r in reserved if isinstance(r, dict)) or (
-            owner is not None and owner[1] == uid
-        )
 
     # -- lifecycle -------------------------------------------------------------------
 

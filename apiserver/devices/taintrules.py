@@ -89,6 +89,15 @@ class PatchesAndRules:
     def revision(self) -> int:
         return max(self.patches.revision, self.rules.revision)
 
+    async def reached(self, revision: int) -> None:
+        """Until either source reaches ``revision`` (``revision`` is the greater of theirs)."""
+        waits = [asyncio.ensure_future(s.reached(revision)) for s in (self.patches, self.rules)]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+
     def request_progress(self) -> None:
         self.patches.request_progress()
         self.rules.request_progress()

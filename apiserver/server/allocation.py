@@ -227,9 +227,13 @@ class AllocationService:
                     "the allocation caches did not catch up with the store; retry",
                     headers={"Retry-After": "1"},
                 )
-            await asyncio.sleep(
-                0.005
-            )  # a catch-up of the caches, not a condition another task sets
+            # Woken as soon as the sources behind reach it, or to ask for progress again.
+            waits = [asyncio.ensure_future(s.reached(revision)) for s in behind]
+            try:
+                await asyncio.wait(waits, timeout=min(ask, deadline) - time.monotonic())
+            finally:
+                for wait in waits:
+                    wait.cancel()
         await self.pools.settle()
 
     def _claim(self, index: int, ref: Any) -> Claim:

@@ -33,6 +33,7 @@ to its node, and fails at once, leaving the claim as it is, on any other node.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -187,7 +188,7 @@ class Binder:
                 if name in allocations:
                     devices = await self._attach_waits(name, allocations[name])
                     await self._write_allocation(
-                        namespace, name, pod, allocations[name], devices, node
+                        namespace, name, pod, allocations[name], devices, node, current[name]
                     )
                     written.append(name)
                     waits += devices
@@ -195,7 +196,7 @@ class Binder:
                     elsewhere = _attached_elsewhere(name, current[name], node)
                     if elsewhere:
                         raise BindFailure(elsewhere)
-                    stored = await self._join(namespace, name, pod)
+                    stored = await self._join(namespace, name, pod, current[name])
                     joined.append(name)
                     waits += _attach_requested(name, stored, node)
             if waits:
@@ -252,12 +253,17 @@ class Binder:
         return False
 
     async def _update_claim(
-        self, namespace: str, name: str, change: Callable[[JSON], None]
+        self, namespace: str, name: str, change: Callable[[JSON], None], read: JSON | None = None
     ) -> JSON:
-        """Read, change, write the claim's status; a lost race reads again."""
+        """Read, change, write the claim's status; a lost race reads again. ``read``: the
+        claim as this bind read it already, tried first (its resourceVersion is the
+        precondition, so a stale copy costs a conflict and a read, never a lost write)."""
         path = f"{self.paths.claim(namespace, name)}/status"
         for _ in range(CONFLICT_RETRIES):
-            claim = await self.api.get(self.paths.claim(namespace, name))
+            if read is not None:
+                claim, read = copy.deepcopy(read), None
+            else:
+                claim = await self.api.get(self.paths.claim(namespace, name))
             change(claim)
             try:
                 return await self.api.update(path, claim)
@@ -274,6 +280,7 @@ class Binder:
         allocation: JSON,
         waits: list[AttachWait],
         node: str,
+        read: JSON,
     ) -> None:
         def change(claim: JSON) -> None:
             status = claim.setdefault("status", {})
@@ -288,9 +295,9 @@ class Binder:
                 ]
             status["reservedFor"] = [*(status.get("reservedFor") or []), _consumer(pod)]
 
-        await self._update_claim(namespace, name, change)
+        await self._update_claim(namespace, name, change, read)
 
-    async def _join(self, namespace: str, name: str, pod: JSON) -> JSON:
+    async def _join(self, namespace: str, name: str, pod: JSON, read: JSON) -> JSON:
         uid = pod["metadata"].get("uid")
 
         def change(claim: JSON) -> None:
@@ -301,7 +308,7 @@ class Binder:
             if not any(u.get("uid") == uid for u in users):
                 status["reservedFor"] = [*users, _consumer(pod)]
 
-        return await self._update_claim(namespace, name, change)
+        return await self._update_claim(namespace, name, change, read)
 
     async def _wait_told(
         self, pod: JSON, claims: list[JSON], waits: list[AttachWait], node: str

@@ -38,6 +38,8 @@ class Informer:
         self._handlers: list[Handler] = []
         self._synced = asyncio.Event()
         self._revision = 0
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        """Callers of ``reached`` and the revision each waits for."""
         self.reflector = Reflector(
             f"source {name}",
             list_all=self._list,
@@ -90,6 +92,27 @@ class Informer:
     def revision(self) -> int:
         return self._revision
 
+    async def reached(self, revision: int) -> None:
+        if self._revision >= revision:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((revision, waiter))
+        await waiter
+
+    def _wake(self) -> None:
+        """Resolve the waiters the revision has reached (and drop the cancelled)."""
+        if not self._waiters:
+            return
+        waiting = []
+        for revision, waiter in self._waiters:
+            if waiter.done():
+                continue
+            if revision <= self._revision:
+                waiter.set_result(None)
+            else:
+                waiting.append((revision, waiter))
+        self._waiters = waiting
+
     def request_progress(self) -> None:
         """Nothing to ask by default: the revision moves with events and bookmarks."""
 
@@ -124,6 +147,7 @@ class Informer:
         for event in events:
             self._dispatch(event)
         self._synced.set()
+        self._wake()
 
     def _apply(self, kind: EventType, obj: JSON, revision: int) -> None:
         """One watch event at ``revision``."""
@@ -131,6 +155,8 @@ class Informer:
         self._revision = max(self._revision, revision)
         if event is not None:
             self._dispatch(event)
+        self._wake()
 
     def _progress(self, revision: int) -> None:
         self._revision = max(self._revision, revision)
+        self._wake()

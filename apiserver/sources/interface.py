@@ -58,6 +58,10 @@ class Source(Protocol):
         """The newest revision the cache is known to reflect (events and bookmarks)."""
         ...
 
+    async def reached(self, revision: int) -> None:
+        """Until ``revision`` is reached (its events dispatched to the handlers)."""
+        ...
+
     def request_progress(self) -> None:
         """Ask for the revision to be brought up to date now rather than at the next periodic
         progress report (a reader about to wait for a revision calls it); it may do nothing."""

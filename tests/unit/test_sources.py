@@ -202,3 +202,30 @@ async def test_memory_source_stamps_revisions_and_notifies() -> None:
     assert int(put["metadata"]["resourceVersion"]) < src.revision
     assert [o["metadata"]["name"] for o in src.items()] == ["b"]
     await src.close()
+
+
+async def test_a_reader_waiting_for_a_revision_is_woken_once_its_events_are_handled(
+    store: SQLiteStore, source: tuple[StoreSource, Events]
+) -> None:
+    """``reached``: returns at once for a revision seen; otherwise when the watch delivers
+    it (its handlers have run by then); a waiter that gave up is dropped, and several
+    rounds of waiters at once each wake for their own revision."""
+    src, events = source
+    await asyncio.wait_for(src.reached(src.revision), WAIT)  # seen already
+    for round_ in range(3):
+        abandoned = asyncio.ensure_future(src.reached(src.revision + 1_000_000))
+        await asyncio.sleep(0)
+        abandoned.cancel()
+        made = [
+            await store.create(key(f"r{round_}-{i}"), slice_obj(f"r{round_}-{i}", []))
+            for i in range(4)
+        ]
+        waiters = [asyncio.ensure_future(src.reached(m.revision)) for m in made]
+        await asyncio.wait_for(asyncio.gather(*waiters), WAIT)
+        names = {e.key for e in events.seen}
+        assert {f"r{round_}-{i}" for i in range(4)} <= names
+        assert src.revision >= made[-1].revision
+    pending = asyncio.ensure_future(src.reached(src.revision + 1_000_000))
+    await asyncio.sleep(0.05)
+    assert not pending.done()  # nothing reached it: it still waits
+    pending.cancel()
