@@ -437,18 +437,7 @@ class Registry(StoreReader):
         old_model = self._model(old)
         _, warnings = self._parse(new, opts, lambda m: update.validate_update(m, old_model))
         self._check_exclusive_keys_kept(old, new)
-        old_finalizers = set(meta.get("finalizers") or [])
-        new_finalizers = set(new["metadata"].get("finalizers") or [])
-        if meta.get("deletionTimestamp") and not new_finalizers <= old_finalizers:
-            raise self._invalid(
-                name,
-                [
-                    fielderr.forbidden(
-                        "metadata.finalizers",
-                        "no new finalizers can be added if the object is being deleted",
-                    )
-                ],
-            )
+        self._check_no_new_finalizers(old, new)
         if _same_object(old, new) and (record or _same_managers(old, new)):
             # An apply that only adds a co-owner still records it (timestamps aside).
             return WriteResult(current, 200, warnings)
@@ -459,24 +448,39 @@ class Registry(StoreReader):
             )
         if opts.dry_run:
             return WriteResult(unstored(new), 200, warnings)
-        key = current.key
         try:
-            stored = await self.store.update(key, new, expected_revision=current.revision)
+            stored = await self.store.update(current.key, new, expected_revision=current.revision)
         except PreconditionFailedError:
             raise _Retry() from None
         except StorageError as err:
             raise self._storage_error(err, name) from err
         if new["metadata"].get("deletionTimestamp") and not self.strategy.pending_finalizers(new):
-            # The last finalizer is gone: the object goes now (watchers see MODIFIED, DELETED).
-            try:
-                await self._remove(stored)
-            except (KeyNotFoundError, PreconditionFailedError):
-                pass
-            except StorageError as err:
-                # The update is stored: answer it. The object waits, without finalizers,
-                # for the next write (or delete) to remove it.
-                log.warning("%s: removing %s after its last finalizer failed: %s", key, name, err)
+            await self._remove_finalized(stored)
         return WriteResult(stored, 200, warnings)
+
+    async def _remove_finalized(self, stored: StoredObject) -> None:
+        """The last finalizer is gone: the object goes now (watchers see MODIFIED, DELETED)."""
+        try:
+            await self._remove(stored)
+        except (KeyNotFoundError, PreconditionFailedError):
+            pass
+        except StorageError as err:
+            # The update is stored: answer it. The object waits, without finalizers,
+            # for the next write (or delete) to remove it.
+            name = stored.obj["metadata"]["name"]
+            log.warning(
+                "%s: removing %s after its last finalizer failed: %s", stored.key, name, err
+            )
+
+    def _check_no_new_finalizers(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        meta = old["metadata"]
+        added = set(new["metadata"].get("finalizers") or []) - set(meta.get("finalizers") or [])
+        if meta.get("deletionTimestamp") and added:
+            problem = fielderr.forbidden(
+                "metadata.finalizers",
+                "no new finalizers can be added if the object is being deleted",
+            )
+            raise self._invalid(meta["name"], [problem])
 
     def _check_exclusive_keys_kept(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         before = {(k.key, k.field) for k in self.strategy.exclusive_keys(old)}
