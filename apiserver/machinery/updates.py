@@ -65,10 +65,21 @@ class Target:
         check_names(obj, self.namespace, self.name, namespaced=self.strategy.resource.namespaced)
 
 
-class Replacement:
-    """PUT: the body replaces the object; it must carry the resourceVersion it replaces."""
+class _OfStored:
+    """An update of an object that exists (none is created), pinned by what it computes: a
+    resourceVersion or uid in the new object (a PUT's, or one a patch sets)."""
 
     records_manager = True
+
+    def created(self) -> dict[str, Any] | None:
+        return None
+
+    def preconditions(self) -> dict[str, Any] | None:
+        return None
+
+
+class Replacement(_OfStored):
+    """PUT: the body replaces the object; it must carry the resourceVersion it replaces."""
 
     def __init__(self, target: Target, body: dict[str, Any]) -> None:
         target.check(body)
@@ -79,38 +90,22 @@ class Replacement:
             raise target.invalid([problem])
         self.body = body
 
-    def created(self) -> dict[str, Any] | None:
-        return None
-
-    def preconditions(self) -> dict[str, Any] | None:
-        return None
-
     def updated(self, current: StoredObject) -> dict[str, Any]:
         return copy.deepcopy(self.body)
 
 
-class Mutation:
+class Mutation(_OfStored):
     """A change computed from a copy of the stored object by ``mutate``."""
-
-    records_manager = True
 
     def __init__(self, mutate: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         self.mutate = mutate
-
-    def created(self) -> dict[str, Any] | None:
-        return None
-
-    def preconditions(self) -> dict[str, Any] | None:
-        return None
 
     def updated(self, current: StoredObject) -> dict[str, Any]:
         return self.mutate(current.copy())
 
 
-class Patched:
+class Patched(_OfStored):
     """A JSON, merge or strategic merge patch of the stored object."""
-
-    records_manager = True
 
     def __init__(self, target: Target, patch: bytes, patch_type: str) -> None:
         if patch_type not in (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH):
@@ -118,12 +113,6 @@ class Patched:
         self.target = target
         self.patch = patch
         self.patch_type = patch_type
-
-    def created(self) -> dict[str, Any] | None:
-        return None
-
-    def preconditions(self) -> dict[str, Any] | None:
-        return None  # a resourceVersion the patch sets pins it
 
     def updated(self, current: StoredObject) -> dict[str, Any]:
         target = self.target
