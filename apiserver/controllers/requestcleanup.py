@@ -22,6 +22,7 @@ from typing import Any
 from ..machinery import errors
 from ..machinery.registry import DeleteOptions, Registry
 from ..sources import Source
+from ..toolkit.timestamps import parse_rfc3339
 from .sweeping import SweepingController
 
 log = logging.getLogger("apiserver.controllers.requestcleanup")
@@ -35,25 +36,15 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
 def deadline(obj: JSON, ttl: float, pending_ttl: float) -> datetime | None:
     """When the request is due for deletion; None if it never is (no timestamp to go by)."""
     status = obj.get("status") or {}
-    completed = parse_time(status.get("observationTime"))
+    completed = parse_rfc3339(status.get("observationTime"))
     if completed is not None:
         own = (obj.get("spec") or {}).get("ttlSecondsAfterComplete")
         seconds = own if isinstance(own, int) and not isinstance(own, bool) else ttl
         return completed + timedelta(seconds=seconds)
-    created = parse_time((obj.get("metadata") or {}).get("creationTimestamp"))
+    created = parse_rfc3339((obj.get("metadata") or {}).get("creationTimestamp"))
     return created + timedelta(seconds=pending_ttl) if created is not None else None
 
 

@@ -22,6 +22,7 @@ from ..api.resource.validation.devicereservation import (
 from ..machinery.selectors import FieldGetter
 from ..machinery.strategy import ExclusiveKey, Strategy
 from ..machinery.table import Column, human_duration, path, string_at
+from ..toolkit.timestamps import parse_rfc3339
 
 VERSION = "v1alpha3"
 SERVED_VERBS = ("delete", "get", "list", "watch")
@@ -41,13 +42,7 @@ def device_ids(obj: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def expiration(obj: dict[str, Any]) -> datetime | None:
     """When a reservation lapses; None if it cannot be read."""
-    value = (obj.get("spec") or {}).get("expirationTime")
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+    return parse_rfc3339((obj.get("spec") or {}).get("expirationTime"))
 
 
 def reserved_by(obj: dict[str, Any]) -> str | None:

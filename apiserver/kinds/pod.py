@@ -23,9 +23,8 @@ from ..api.field import FieldError
 from ..api.meta import KindModel
 from ..api.names import dns1123_subdomain_errors
 from ..machinery import errors
-from ..machinery.action import Action
 from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Strategy
+from ..machinery.strategy import Action, Strategy
 from ..machinery.table import Column, path, string_at
 from .event import CORE_GROUP
 

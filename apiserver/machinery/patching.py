@@ -27,16 +27,23 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 SUPPORTED_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
 
 
-def apply_json_patch(
-    obj: dict[str, Any], body: bytes, kind: str, group: str, name: str
-) -> dict[str, Any]:
+def decode_patch(body: bytes) -> Any:
+    """The JSON of a patch body (400 when malformed, too deep, or holding an integer that
+    does not fit in 64 bits), before its type's own shape is checked."""
     try:
-        operations = orjson.loads(body)
+        patch = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         integers.check_json(body, "the patch")  # an integer too long even for a float
         raise errors.bad_request(f"error decoding patch: {exc}") from exc
-    check_depth(body, operations)
+    check_depth(body, patch)
     integers.check_json(body, "the patch")
+    return patch
+
+
+def apply_json_patch(
+    obj: dict[str, Any], body: bytes, kind: str, group: str, name: str
+) -> dict[str, Any]:
+    operations = decode_patch(body)
     if not isinstance(operations, list):
         raise errors.bad_request("a JSON patch must be an array of operations")
     if len(operations) > MAX_JSON_PATCH_OPERATIONS:
@@ -77,13 +84,7 @@ def apply_json_patch(
 
 
 def apply_merge_patch(obj: dict[str, Any], body: bytes) -> dict[str, Any]:
-    try:
-        patch = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        integers.check_json(body, "the patch")  # an integer too long even for a float
-        raise errors.bad_request(f"error decoding patch: {exc}") from exc
-    check_depth(body, patch)
-    integers.check_json(body, "the patch")
+    patch = decode_patch(body)
     if not isinstance(patch, dict):
         raise errors.bad_request("a merge patch must be a JSON object")
     result = merge_patch(obj, patch)

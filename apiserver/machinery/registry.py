@@ -2,11 +2,16 @@
 
 This is where Kubernetes object semantics live, once: server-set metadata, generation
 bumps on spec changes only, optimistic concurrency, finalizers and ``deletionTimestamp``,
-dry run, field validation, admission and managed fields. What differs between kinds comes
-from the ``Strategy``; what is stored comes from the ``Store``. An update is the same code
-for the object and for its status subresource: what a write may change is the
-``UpdateStrategy``'s to say (``MainUpdate`` here, ``StatusUpdate`` in ``status``). Objects are
-JSON-shaped dicts here, parsed with the kind's model once per write.
+dry run, admission and managed fields. What differs between kinds comes from the
+``Strategy``; what is stored comes from the ``Store``; a written body is read once by
+``intake`` (type meta, fieldValidation, types).
+
+Every update goes through one path, ``write``: it reads the object, asks an
+``UpdatedObject`` (``updates``: a PUT's replacement, a patch, an apply, an action's
+mutation) for the new one, checks the resourceVersion and uid that pin the write, and
+writes at the revision it read, computing again after a lost race. What a write may change
+is the ``UpdateStrategy``'s to say (``MainUpdate`` here, ``StatusUpdate`` in ``status``).
+Objects are JSON-shaped dicts here, parsed with the kind's model once per write.
 """
 
 from __future__ import annotations
@@ -35,20 +40,21 @@ from ..toolkit.timestamps import now_rfc3339
 from . import errors
 from .admission import CREATE, DELETE, UPDATE, AdmissionChain, AdmissionRequest
 from .canonical import canonicalize_quantities
-from .decoding import FieldValidation, check_object
-from .fieldmanager import ApplyConflictError, FieldManager, conflict_message, render_path
-from .patching import (
-    JSON_PATCH,
-    MERGE_PATCH,
-    STRATEGIC_MERGE_PATCH,
-    SUPPORTED_PATCH_TYPES,
-    apply_json_patch,
-    apply_merge_patch,
-)
+from .decoding import check_object
+from .fieldmanager import FieldManager
+from .intake import BodyType, check_names, check_type_meta, parse_written
 from .reader import StoreReader, parse_resource_version
-from .rest import DeleteOptions, ListOptions, ListResult, WriteOptions, WriteResult, unstored
-from .strategicmerge import apply_strategic_merge_patch
-from .strategy import Strategy
+from .rest import (
+    DeleteOptions,
+    ListOptions,
+    ListResult,
+    UpdatedObject,
+    WriteOptions,
+    WriteResult,
+    unstored,
+)
+from .strategy import ExclusiveKey, Strategy
+from .updates import Applied, Patched, Replacement, Target
 
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _SERVER_SET = (
@@ -131,38 +137,12 @@ class Registry(StoreReader):
             strategy.model, self.resource.group_version, has_status=strategy.has_status
         )
         self.main_update = MainUpdate(strategy)
+        self.body_type = BodyType(self.resource.group_version, self.resource.kind)
 
     # -- checks ------------------------------------------------------------------
 
     def _invalid(self, name: str, errs: list[FieldError]) -> errors.StatusError:
         return errors.invalid(self.resource.kind, self.resource.group, name, errs)
-
-    def _check_type_meta(self, obj: dict[str, Any], *, required: bool = False) -> None:
-        """apiVersion and kind, if sent, must name this resource (400 otherwise)."""
-        api_version = obj.get("apiVersion")
-        kind = obj.get("kind")
-        if required and (not api_version or not kind):
-            raise errors.bad_request("apiVersion and kind must be set in the applied configuration")
-        if api_version is not None and api_version != self.resource.group_version:
-            raise errors.bad_request(
-                f"the API version in the data ({api_version}) does not match the expected API"
-                f" version ({self.resource.group_version})"
-            )
-        if kind is not None and kind != self.resource.kind:
-            raise errors.bad_request(
-                f"the kind in the data ({kind}) does not match the expected kind ({self.resource.kind})"
-            )
-        if not isinstance(obj.get("metadata", {}), dict):
-            raise self._invalid(
-                "",
-                [
-                    fielderr.type_invalid(
-                        "metadata", obj.get("metadata"), "metadata in body must be of type object"
-                    )
-                ],
-            )
-        obj["apiVersion"] = self.resource.group_version
-        obj["kind"] = self.resource.kind
 
     def _parse(
         self,
@@ -170,24 +150,11 @@ class Registry(StoreReader):
         opts: WriteOptions,
         check: Callable[[Any], list[FieldError]],
     ) -> tuple[KindModel, list[str]]:
-        """The one strict parse of a write: unknown fields per fieldValidation, then types,
-        metadata and the kind's own rules, all reported together. Returns the model and the
-        warnings for the client."""
-        model, unknown, errs = check_object(obj, self.strategy.model)
-        warnings: list[str] = []
-        if unknown:
-            if opts.field_validation is FieldValidation.STRICT:
-                fields = ", ".join(f'unknown field "{u}"' for u in unknown)
-                raise errors.bad_request(
-                    f'{self.resource.kind} in version "{self.resource.version}" cannot be handled as a'
-                    f" {self.resource.kind}: strict decoding error: {fields}"
-                )
-            if opts.field_validation is FieldValidation.WARN:
-                warnings = [f'unknown field "{u}"' for u in unknown]
-        name = obj.get("metadata", {}).get("name") or ""
-        if errs:
-            raise self._invalid(name, errs)
-        assert model is not None
+        """The one strict parse of a write (``intake``), then metadata and the kind's own
+        rules, all reported together. Returns the model and the warnings for the client."""
+        model, warnings = parse_written(
+            obj, self.strategy.model, self.body_type, opts.field_validation
+        )
         kind_model = typing.cast(KindModel, model)
         errs = validate_object_meta(
             kind_model.metadata,
@@ -196,7 +163,7 @@ class Registry(StoreReader):
         )
         errs += check(kind_model)
         if errs:
-            raise self._invalid(name, errs)
+            raise self._invalid((obj.get("metadata") or {}).get("name") or "", errs)
         return kind_model, warnings
 
     def _model(self, obj: dict[str, Any]) -> KindModel:
@@ -246,23 +213,34 @@ class Registry(StoreReader):
         manager_fields: bool = True,
     ) -> WriteResult:
         obj = body
-        self._check_type_meta(obj)
+        check_type_meta(obj, self.body_type)
+        now = self._prepare_new(namespace, obj)
+        _, warnings = self._parse(obj, opts, self.strategy.validate)
+        name = obj["metadata"]["name"]
+        await self._admit(CREATE, namespace, name, obj, None, opts)
+        if manager_fields:
+            obj["metadata"].pop("managedFields", None)
+            self.field_manager.update(None, obj, self._manager(opts), now=now)
+        if opts.dry_run:
+            existing = await self._get_stored(namespace, name)
+            if existing is not None:
+                raise errors.already_exists(self.resource.plural, self.resource.group, name)
+            return WriteResult(unstored(obj), 201, warnings)
+        return WriteResult(await self._store_new(self._key(namespace, name), obj), 201, warnings)
+
+    def _prepare_new(self, namespace: str | None, obj: dict[str, Any]) -> str:
+        """Set what the server sets on a new object (name from ``generateName``, uid,
+        timestamps, generation) and the kind's defaults; returns the creation time."""
         meta = obj.setdefault("metadata", {})
         if self.resource.namespaced:
-            if meta.get("namespace") and namespace and meta["namespace"] != namespace:
-                raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
-                )
+            check_names(obj, namespace, None, namespaced=True)
             if namespace:
                 meta["namespace"] = namespace
         else:
             meta.pop("namespace", None)
-        if (
-            not meta.get("name")
-            and isinstance(meta.get("generateName"), str)
-            and meta["generateName"]
-        ):
-            meta["name"] = meta["generateName"] + "".join(
+        generate = meta.get("generateName")
+        if not meta.get("name") and isinstance(generate, str) and generate:
+            meta["name"] = generate + "".join(
                 secrets.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5)
             )
         for server_set in _SERVER_SET:
@@ -275,51 +253,45 @@ class Registry(StoreReader):
             obj.pop("status", None)
         self.strategy.prepare_for_create(obj)
         canonicalize_quantities(obj, self.field_manager.schema)
-        _, warnings = self._parse(obj, opts, self.strategy.validate)
-        name = meta["name"]
-        await self._admit(CREATE, namespace, name, obj, None, opts)
-        if manager_fields:
-            meta.pop("managedFields", None)
-            self.field_manager.update(None, obj, self._manager(opts), now=now)
-        if opts.dry_run:
-            existing = await self._get_stored(namespace, name)
-            if existing is not None:
-                raise errors.already_exists(self.resource.plural, self.resource.group, name)
-            return WriteResult(unstored(obj), 201, warnings)
-        key = self._key(namespace, name)
+        return now
+
+    async def _store_new(self, key: str, obj: dict[str, Any]) -> StoredObject:
+        """Create the object, with the keys it holds alone in the same transaction."""
+        name = obj["metadata"]["name"]
         exclusive = self.strategy.exclusive_keys(obj)
         try:
             if exclusive:
                 stored, *_ = await self.store.create_many(
                     [(key, obj), *((k.key, k.value) for k in exclusive)]
                 )
-            else:
-                stored = await self.store.create(key, obj)
+                return stored
+            return await self.store.create(key, obj)
         except KeyExistsError as err:
             taken = next((k for k in exclusive if k.key == err.key), None)
             if taken is None:
                 raise self._storage_error(err, name) from err
-            raise errors.StatusError(
-                409,
-                "Conflict",
-                f'{self.resource.kind} "{name}" cannot be created: {taken.description}'
-                " is already held",
-                details={
-                    "name": name,
-                    "group": self.resource.group,
-                    "kind": self.resource.plural,
-                    "causes": [
-                        {
-                            "reason": "FieldValueDuplicate",
-                            "message": f"{taken.description} is already held",
-                            "field": taken.field,
-                        }
-                    ],
-                },
-            ) from err
+            raise self._held(name, taken) from err
         except StorageError as err:
             raise self._storage_error(err, name) from err
-        return WriteResult(stored, 201, warnings)
+
+    def _held(self, name: str, taken: ExclusiveKey) -> errors.StatusError:
+        """409: another object holds a key this one asks for alone."""
+        cause = {
+            "reason": "FieldValueDuplicate",
+            "message": f"{taken.description} is already held",
+            "field": taken.field,
+        }
+        return errors.StatusError(
+            409,
+            "Conflict",
+            f'{self.resource.kind} "{name}" cannot be created: {taken.description} is already held',
+            details={
+                "name": name,
+                "group": self.resource.group,
+                "kind": self.resource.plural,
+                "causes": [cause],
+            },
+        )
 
     async def _remove(self, current: StoredObject) -> StoredObject:
         """Delete the stored object at its revision, with the keys it holds alone."""
@@ -331,7 +303,10 @@ class Registry(StoreReader):
         )
         return deleted
 
-    # -- update, patch, apply ----------------------------------------------------
+    # -- update, patch, apply: one update path ------------------------------------
+
+    def _target(self, namespace: str | None, name: str) -> Target:
+        return Target(self.strategy, self.field_manager, namespace, name)
 
     async def update(
         self,
@@ -343,24 +318,8 @@ class Registry(StoreReader):
         update: UpdateStrategy | None = None,
     ) -> WriteResult:
         """PUT: the body replaces the object; its resourceVersion must match (409 otherwise)."""
-        self._check_type_meta(body)
-        self._check_identity(body, namespace, name)
-        if not body.get("metadata", {}).get("resourceVersion"):
-            raise self._invalid(
-                name,
-                [
-                    fielderr.invalid(
-                        "metadata.resourceVersion", "", "must be specified for an update"
-                    )
-                ],
-            )
-
-        def mutate(current: StoredObject) -> dict[str, Any]:
-            return copy.deepcopy(body)
-
-        return await self._guaranteed_update(
-            namespace, name, mutate, opts, update or self.main_update, retry=False
-        )
+        replacement = Replacement(self._target(namespace, name), body)
+        return await self.write(namespace, name, replacement, opts, update)
 
     async def patch(
         self,
@@ -373,24 +332,8 @@ class Registry(StoreReader):
         update: UpdateStrategy | None = None,
     ) -> WriteResult:
         """JSON, merge and strategic merge patches (apply is ``apply``)."""
-        kind, group = self.resource.kind, self.resource.group
-
-        def mutate(current: StoredObject) -> dict[str, Any]:
-            if patch_type == JSON_PATCH:
-                new = apply_json_patch(current.copy(), patch, kind, group, name)
-            elif patch_type == MERGE_PATCH:
-                new = apply_merge_patch(current.copy(), patch)
-            elif patch_type == STRATEGIC_MERGE_PATCH:
-                new = apply_strategic_merge_patch(current.copy(), patch, self.field_manager.schema)
-            else:
-                raise errors.unsupported_media_type(patch_type, SUPPORTED_PATCH_TYPES)
-            self._check_type_meta(new)
-            self._check_identity(new, namespace, name)
-            return new
-
-        return await self._guaranteed_update(
-            namespace, name, mutate, opts, update or self.main_update, retry=True
-        )
+        patched = Patched(self._target(namespace, name), patch, patch_type)
+        return await self.write(namespace, name, patched, opts, update)
 
     async def apply(
         self,
@@ -404,151 +347,57 @@ class Registry(StoreReader):
         """Server-side apply: merge the configuration into what the manager owns, creating
         the object if it does not exist (only through the object itself, not a
         subresource)."""
+        subresource = (update or self.main_update).subresource
+        applied = Applied(self._target(namespace, name), config, opts, subresource)
+        return await self.write(namespace, name, applied, opts, update)
+
+    async def write(
+        self,
+        namespace: str | None,
+        name: str,
+        change: UpdatedObject,
+        opts: WriteOptions,
+        update: UpdateStrategy | None = None,
+    ) -> WriteResult:
+        """The one update path: read, compute the new object, check what pins the write,
+        write at the read revision; a lost race reads again and computes again.
+
+        A resourceVersion the client sent pins the write: a mismatch is a 409, never
+        retried (PUT always sends one). Otherwise a concurrent write just means try again.
+        ``update`` says what the endpoint may change (the object itself by default).
+        """
         update = update or self.main_update
-        if not opts.field_manager:
-            raise self._invalid(
-                name, [fielderr.required("fieldManager", "is required for apply patch")]
-            )
-        self._check_type_meta(config, required=True)
-        self._check_identity(config, namespace, name)
+        manager = self._manager(opts)
         while True:  # a lost race means another write committed: progress
             current = await self._get_stored(namespace, name)
             if current is None:
-                if update.subresource:
+                created = None if update.subresource else change.created()
+                if created is None:
                     raise errors.not_found(self.resource.plural, self.resource.group, name)
-                created = self._applied(None, config, opts, name, "")
-                created.setdefault("metadata", {})["name"] = name
                 try:
-                    return await self.create(namespace, created, opts, manager_fields=False)
+                    return await self.create(
+                        namespace, created, opts, manager_fields=change.records_manager
+                    )
                 except errors.StatusError as err:
                     if err.reason == "AlreadyExists":
                         continue
                     raise
-            pinned = self._check_pinned(config, current, name)
-            if pinned and pinned != str(current.revision):
-                raise errors.conflict(
-                    self.resource.plural, self.resource.group, name, errors.MODIFIED
-                )
-            merged = self._applied(current, config, opts, name, update.subresource)
+            stated = change.preconditions()
+            if stated is not None:
+                self._check_pinned(stated, current, name)
+            new = change.updated(current)
+            if stated is None:
+                self._check_pinned(new.get("metadata") or {}, current, name)
             try:
                 return await self._write_update(
-                    current, merged, opts, update, opts.field_manager, record=False
+                    current, new, opts, update, manager, record=change.records_manager
                 )
             except _Retry:
                 continue
 
-    def _applied(
-        self,
-        current: StoredObject | None,
-        config: dict[str, Any],
-        opts: WriteOptions,
-        name: str,
-        subresource: str = "",
-    ) -> dict[str, Any]:
-        live = current.copy() if current is not None else None
-        normalized = copy.deepcopy(config)
-        canonicalize_quantities(normalized, self.field_manager.schema)
-        if live is not None and not subresource:
-            self.strategy.prepare_for_update(normalized, live)
-        try:
-            return self.field_manager.apply(
-                live,
-                copy.deepcopy(config),
-                opts.field_manager,
-                force=opts.force,
-                subresource=subresource,
-                now=now_rfc3339(),
-                normalized=normalized,
-            )
-        except ApplyConflictError as exc:
-            causes = [
-                {
-                    "reason": "FieldManagerConflict",
-                    "message": f"conflict with {c.owner()}",
-                    "field": render_path(c.path),
-                }
-                for c in exc.conflicts
-            ]
-            raise errors.StatusError(
-                409,
-                "Conflict",
-                conflict_message(exc.conflicts),
-                details={
-                    "name": name,
-                    "group": self.resource.group,
-                    "kind": self.resource.plural,
-                    "causes": causes,
-                },
-            ) from exc
-
-    def _check_identity(self, obj: dict[str, Any], namespace: str | None, name: str) -> None:
-        meta = obj.get("metadata") or {}
-        if meta.get("name") and meta["name"] != name:
-            raise errors.bad_request(
-                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
-            )
-        if (
-            self.resource.namespaced
-            and meta.get("namespace")
-            and namespace
-            and meta["namespace"] != namespace
-        ):
-            raise errors.bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request"
-            )
-
-    async def write_through(
-        self,
-        namespace: str | None,
-        name: str,
-        mutate: Callable[[StoredObject], dict[str, Any]],
-        opts: WriteOptions,
-        update: UpdateStrategy,
-    ) -> WriteResult:
-        """A change computed from the stored object (a subresource's action), retried on a
-        lost race."""
-        return await self._guaranteed_update(namespace, name, mutate, opts, update, retry=True)
-
-    async def _guaranteed_update(
-        self,
-        namespace: str | None,
-        name: str,
-        mutate: Callable[[StoredObject], dict[str, Any]],
-        opts: WriteOptions,
-        update: UpdateStrategy,
-        *,
-        retry: bool,
-    ) -> WriteResult:
-        """Read, mutate, write with the read revision as precondition; retry lost races.
-
-        A resourceVersion the client put in the object pins it: a mismatch is a 409, never
-        retried. Otherwise (patches without one) a concurrent write just means try again.
-        """
-        manager = self._manager(opts)
-        while True:  # a lost race means another write committed: progress
-            current = await self.get(namespace, name)
-            new = mutate(current)
-            sent_rv = self._check_pinned(new, current, name)
-            if sent_rv and sent_rv != str(current.revision):
-                raise errors.conflict(
-                    self.resource.plural, self.resource.group, name, errors.MODIFIED
-                )
-            try:
-                return await self._write_update(current, new, opts, update, manager, record=True)
-            except _Retry:
-                # A resourceVersion the patch itself pinned fails the check above on the
-                # next attempt; anything else is a lost race, so read again and re-apply.
-                if not retry:
-                    raise errors.conflict(
-                        self.resource.plural, self.resource.group, name, errors.MODIFIED
-                    ) from None
-
-    def _check_pinned(self, new: dict[str, Any], current: StoredObject, name: str) -> str | None:
-        """The resourceVersion a write pins, after checking it and the uid are well-formed.
-
-        A uid that differs from the stored one is an attempt to change an immutable field.
-        """
-        meta = new.get("metadata") or {}
+    def _check_pinned(self, meta: dict[str, Any], current: StoredObject, name: str) -> None:
+        """A resourceVersion the write pins must be the stored one (409), and a string; a
+        uid that differs from the stored one is an attempt to change an immutable field."""
         sent_rv = meta.get("resourceVersion")
         if sent_rv is not None and not isinstance(sent_rv, str):
             raise self._invalid(
@@ -566,7 +415,8 @@ class Registry(StoreReader):
             raise self._invalid(
                 name, [fielderr.invalid("metadata.uid", sent_uid, "field is immutable")]
             )
-        return sent_rv
+        if sent_rv and sent_rv != str(current.revision):
+            raise errors.conflict(self.resource.plural, self.resource.group, name, errors.MODIFIED)
 
     async def _write_update(
         self,
@@ -587,18 +437,7 @@ class Registry(StoreReader):
         old_model = self._model(old)
         _, warnings = self._parse(new, opts, lambda m: update.validate_update(m, old_model))
         self._check_exclusive_keys_kept(old, new)
-        old_finalizers = set(meta.get("finalizers") or [])
-        new_finalizers = set(new["metadata"].get("finalizers") or [])
-        if meta.get("deletionTimestamp") and not new_finalizers <= old_finalizers:
-            raise self._invalid(
-                name,
-                [
-                    fielderr.forbidden(
-                        "metadata.finalizers",
-                        "no new finalizers can be added if the object is being deleted",
-                    )
-                ],
-            )
+        self._check_no_new_finalizers(old, new)
         if _same_object(old, new) and (record or _same_managers(old, new)):
             # An apply that only adds a co-owner still records it (timestamps aside).
             return WriteResult(current, 200, warnings)
@@ -609,24 +448,39 @@ class Registry(StoreReader):
             )
         if opts.dry_run:
             return WriteResult(unstored(new), 200, warnings)
-        key = current.key
         try:
-            stored = await self.store.update(key, new, expected_revision=current.revision)
+            stored = await self.store.update(current.key, new, expected_revision=current.revision)
         except PreconditionFailedError:
             raise _Retry() from None
         except StorageError as err:
             raise self._storage_error(err, name) from err
         if new["metadata"].get("deletionTimestamp") and not self.strategy.pending_finalizers(new):
-            # The last finalizer is gone: the object goes now (watchers see MODIFIED, DELETED).
-            try:
-                await self._remove(stored)
-            except (KeyNotFoundError, PreconditionFailedError):
-                pass
-            except StorageError as err:
-                # The update is stored: answer it. The object waits, without finalizers,
-                # for the next write (or delete) to remove it.
-                log.warning("%s: removing %s after its last finalizer failed: %s", key, name, err)
+            await self._remove_finalized(stored)
         return WriteResult(stored, 200, warnings)
+
+    async def _remove_finalized(self, stored: StoredObject) -> None:
+        """The last finalizer is gone: the object goes now (watchers see MODIFIED, DELETED)."""
+        try:
+            await self._remove(stored)
+        except (KeyNotFoundError, PreconditionFailedError):
+            pass
+        except StorageError as err:
+            # The update is stored: answer it. The object waits, without finalizers,
+            # for the next write (or delete) to remove it.
+            name = stored.obj["metadata"]["name"]
+            log.warning(
+                "%s: removing %s after its last finalizer failed: %s", stored.key, name, err
+            )
+
+    def _check_no_new_finalizers(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        meta = old["metadata"]
+        added = set(new["metadata"].get("finalizers") or []) - set(meta.get("finalizers") or [])
+        if meta.get("deletionTimestamp") and added:
+            problem = fielderr.forbidden(
+                "metadata.finalizers",
+                "no new finalizers can be added if the object is being deleted",
+            )
+            raise self._invalid(meta["name"], [problem])
 
     def _check_exclusive_keys_kept(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         before = {(k.key, k.field) for k in self.strategy.exclusive_keys(old)}
@@ -757,6 +611,5 @@ __all__ = [
     "UpdateStrategy",
     "WriteOptions",
     "WriteResult",
-    "now_rfc3339",
     "parse_resource_version",
 ]

@@ -77,6 +77,33 @@ def unstored(obj: dict[str, Any]) -> StoredObject:
     return StoredObject("", 0, orjson.dumps(obj), obj)
 
 
+class UpdatedObject(Protocol):
+    """How a write computes the object to store from the stored one (Kubernetes'
+    ``rest.UpdatedObjectInfo``). The registry's one update path calls it inside its retry
+    loop, with the same precondition and conflict handling for every write; ``updates``
+    holds the ones PUT, PATCH, apply and actions use."""
+
+    @property
+    def records_manager(self) -> bool:
+        """Whether the registry records the writer in ``managedFields`` (False when the
+        computed object carries them already: apply)."""
+        ...
+
+    def created(self) -> dict[str, Any] | None:
+        """The object to create when none is stored, or None (then the write is a 404)."""
+        ...
+
+    def preconditions(self) -> dict[str, Any] | None:
+        """The metadata whose ``resourceVersion`` and ``uid`` the write is conditional on,
+        when the request states them apart from the object it computes (an applied
+        configuration); None: the computed object's own."""
+        ...
+
+    def updated(self, current: StoredObject) -> dict[str, Any]:
+        """The object to store in place of ``current`` (which is left unchanged)."""
+        ...
+
+
 class Resource(Protocol):
     """Every served resource: its identity and its kind's strategy (model, columns)."""
 

@@ -2,22 +2,20 @@
 
 POST sends a spec; the answer is the same object with its computed status, at once, with
 201. Nothing is written, so there is no name to get, nothing to list or watch, and every
-other verb is 405. The body is parsed and validated once, as any create is (unknown fields
-per fieldValidation, 422 naming every failing field); the kind's ``ReviewStrategy``
+other verb is 405. The body is read by ``intake`` and validated, as any create is (unknown
+fields per fieldValidation, 422 naming every failing field); the kind's ``ReviewStrategy``
 computes the status from the spec and from who asks. A client that goes before the answer
 cancels the review (``disconnect``).
 """
 
 from __future__ import annotations
 
-import typing
 from typing import Any, Generic
 
 from ..api.field import FieldError
-from ..api.meta import KindModel
 from ..api.metavalidation import validate_object_meta
 from . import errors
-from .decoding import FieldValidation, check_object
+from .intake import BodyType, check_type_meta, parse_written
 from .resource import CREATE_ONLY_VERBS
 from .rest import WriteOptions, WriteResult, unstored
 from .strategy import M, Strategy
@@ -44,37 +42,21 @@ class ReviewResource:
         self.strategy = strategy
         self.resource = strategy.resource
         self.field_getters = strategy.field_getters()
+        self.body_type = BodyType(self.resource.group_version, self.resource.kind)
 
     async def create(
         self, namespace: str | None, body: dict[str, Any], opts: WriteOptions
     ) -> WriteResult:
-        api_version, kind = body.get("apiVersion"), body.get("kind")
-        if (api_version is not None and api_version != self.resource.group_version) or (
-            kind is not None and kind != self.resource.kind
-        ):
-            raise errors.bad_request(
-                f"the object sent is a {api_version}/{kind}, not a"
-                f" {self.resource.group_version}/{self.resource.kind}"
-            )
-        body["apiVersion"], body["kind"] = self.resource.group_version, self.resource.kind
+        check_type_meta(body, self.body_type)
         meta = body.setdefault("metadata", {})
-        if not isinstance(meta, dict):
-            raise errors.bad_request("metadata must be an object")
         if self.resource.namespaced and namespace:
             meta["namespace"] = namespace
         body.pop("status", None)
         self.strategy.prepare_for_create(body)
-        model, unknown, errs = check_object(body, self.strategy.model)
+        parsed, warnings = parse_written(
+            body, self.strategy.model, self.body_type, opts.field_validation
+        )
         name = meta.get("name") or ""
-        if unknown and opts.field_validation is FieldValidation.STRICT:
-            fields = ", ".join(f'unknown field "{u}"' for u in unknown)
-            raise errors.bad_request(
-                f'{self.resource.kind} in version "{self.resource.version}" cannot be handled as'
-                f" a {self.resource.kind}: strict decoding error: {fields}"
-            )
-        if errs:
-            raise errors.invalid(self.resource.kind, self.resource.group, name, errs)
-        parsed = typing.cast(KindModel, model)
         problems: list[FieldError] = []
         if name:
             problems += validate_object_meta(
@@ -86,9 +68,4 @@ class ReviewResource:
         if problems:
             raise errors.invalid(self.resource.kind, self.resource.group, name, problems)
         body["status"] = await self.strategy.review(parsed, opts.user)
-        warnings = (
-            [f'unknown field "{u}"' for u in unknown]
-            if opts.field_validation is FieldValidation.WARN
-            else []
-        )
         return WriteResult(unstored(body), 201, warnings)

@@ -22,9 +22,9 @@ from typing import Any
 
 import orjson
 
-from . import errors, integers
-from .decoding import check_depth
+from . import errors
 from .fieldmanager import SchemaNode
+from .patching import decode_patch
 
 _DELETE = object()
 
@@ -32,13 +32,7 @@ _DELETE = object()
 def apply_strategic_merge_patch(
     obj: dict[str, Any], body: bytes, schema: SchemaNode
 ) -> dict[str, Any]:
-    try:
-        patch = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        integers.check_json(body, "the patch")  # an integer too long even for a float
-        raise errors.bad_request(f"error decoding patch: {exc}") from exc
-    check_depth(body, patch)
-    integers.check_json(body, "the patch")
+    patch = decode_patch(body)
     if not isinstance(patch, dict):
         raise errors.bad_request("a strategic merge patch must be a JSON object")
     result = _merge_object(obj, patch, schema)

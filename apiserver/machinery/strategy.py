@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from ..api.field import FieldError
 from ..api.meta import KindModel
@@ -19,10 +19,28 @@ from .resource import VERBS, ResourceType
 from .selectors import FieldGetter
 from .table import AGE_COLUMN, NAME_COLUMN, Column, string_at
 
-if TYPE_CHECKING:
-    from .action import Action
-
 M = TypeVar("M", bound=KindModel)
+
+
+class Action(Protocol):
+    """What one action subresource of a kind does (served by ``action.ActionSubresource``)."""
+
+    subresource: str
+    """Its path segment (``binding``)."""
+    group_version: str
+    """The ``apiVersion`` of its body (``v1``)."""
+    kind: str
+    """The kind of its body (``Binding``)."""
+    model: type[KindModel]
+
+    def validate(self, body: Any) -> list[FieldError]:
+        """Problems with the parsed body, by field."""
+        ...
+
+    def apply(self, parent: dict[str, Any], body: Any) -> dict[str, Any]:
+        """The parent as the action leaves it (``parent`` is a copy), or a ``StatusError``
+        (409 when the parent's state forbids the action)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from ..toolkit.timestamps import parse_rfc3339
+
 ColumnType = Literal["string", "integer", "number", "boolean", "date"]
 
 
@@ -81,9 +83,8 @@ def human_age(timestamp: str | None, now: datetime | None = None) -> str:
     """Age the way kubectl prints it: ``45s``, ``5m3s``, ``3h``, ``12d``, ``2y40d``."""
     if not timestamp:
         return "<unknown>"
-    try:
-        then = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
+    then = parse_rfc3339(timestamp)
+    if then is None:
         return "<invalid>"
     seconds = int(((now or datetime.now(UTC)) - then).total_seconds())
     return human_duration(seconds)

@@ -28,11 +28,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable
-from datetime import UTC, datetime
 
 from ..machinery.resource import ResourceType
 from ..storage.computed import ComputedStore
 from ..tasks import BackgroundTask
+from ..toolkit.timestamps import now_rfc3339
 from .gather import PoolKey
 from .index import PoolIndex
 from .names import hashed_name, pool_object_uid, readable_name
@@ -41,10 +41,6 @@ from .objects import PoolRecord, pool_object, pool_placement
 log = logging.getLogger("apiserver.pools.live")
 COMMIT_CHUNK = 256
 """Objects committed at one revision when many pools changed at once (a relist)."""
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class LivePools:
@@ -174,7 +170,7 @@ class LivePools:
             uid=pool_object_uid(driver, pool),
             summary=summary,
             placement=pool_placement(gathered),
-            created=old.created if old is not None else _now(),
+            created=old.created if old is not None else now_rfc3339(),
         )
 
     async def _update(self, dirty: set[PoolKey]) -> None:

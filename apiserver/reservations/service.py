@@ -32,6 +32,7 @@ from ..machinery.registry import Registry, WriteOptions
 from ..machinery.user import UserInfo
 from ..pools import HeldReservations, lapsed, now_utc
 from ..sources import Source, StoreSource
+from ..toolkit.timestamps import rfc3339
 from .releaser import DeviceID, ReservationReleaser, delete_reservation
 
 log = logging.getLogger("apiserver.reservations")
@@ -218,7 +219,7 @@ class ReservationService:
                     {"namespace": c.namespace, "name": c.name, **({"uid": c.uid} if c.uid else {})}
                     for c in claims
                 ],
-                "expirationTime": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "expirationTime": rfc3339(expires),
                 **({"username": user} if user else {}),
             },
         }
