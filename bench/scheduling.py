@@ -200,7 +200,10 @@ async def _call(client: httpx.AsyncClient, path: str, body: JSON) -> tuple[Any, 
     began = time.perf_counter()
     answer = await client.post(path, json=body)
     took = time.perf_counter() - began
-    if answer.status_code not in (200, 201):  # a refused call is a broken run, not a pod that fits nowhere
+    if answer.status_code not in (
+        200,
+        201,
+    ):  # a refused call is a broken run, not a pod that fits nowhere
         raise RuntimeError(f"{path}: {answer.status_code} {answer.text[:300]}")
     return answer.json(), Call(took, len(answer.request.content), len(answer.content))
 
