@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -39,6 +39,8 @@ class Profile:
     own: list[tuple[str, float]]
     through: list[tuple[str, float]]
     rate: float
+    all_through: list[tuple[str, float]] = field(default_factory=list)
+    """Every frame the samples pass through, with its share (``through`` is the top)."""
 
 
 def _frame(text: str) -> str:
@@ -47,7 +49,8 @@ def _frame(text: str) -> str:
     return f"{name} ({'/'.join(path.split('/')[-2:])})"
 
 
-def _profile(raw: Path, name: str, rate: float) -> Profile:
+def profile_of(raw: Path, name: str, rate: float) -> Profile:
+    """The samples of the event loop's thread in py-spy's raw output, busy ones only."""
     own: collections.Counter[str] = collections.Counter()
     through: collections.Counter[str] = collections.Counter()
     total = 0
@@ -74,7 +77,7 @@ def _profile(raw: Path, name: str, rate: float) -> Profile:
         for f, s in shares(through)
         if not any(k in f for k in ("runpy", "__main__", "cli.py", "serve.py", "uvicorn/server"))
     ]
-    return Profile(name, total, shares(own)[:SHOWN], layers[:SHOWN], rate)
+    return Profile(name, total, shares(own)[:SHOWN], layers[:SHOWN], rate, layers)
 
 
 def run(generator: Generator, log: Callable[[str], None]) -> list[Profile]:
@@ -127,7 +130,7 @@ def run(generator: Generator, log: Callable[[str], None]) -> list[Profile]:
                     )
                 )
                 sampler.wait(timeout=SECONDS * 6)
-                profiles.append(_profile(raw, name, result.ops / result.seconds))
+                profiles.append(profile_of(raw, name, result.ops / result.seconds))
         finally:
             server.stop()
     return profiles

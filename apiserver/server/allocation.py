@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from collections.abc import Sequence
@@ -70,6 +71,8 @@ CATCH_UP_SECONDS = 10.0
 503 (a store that cannot be followed is unavailable, not a reason for a stale answer)."""
 ASK_AGAIN_SECONDS = 0.5
 """How long a catch-up waits for a source's progress before asking for it again."""
+FREEZE_AFTER = 5_000
+"""Cache entries made since the last ``gc.freeze`` that warrant another."""
 MAX_KNOWN_NODES = 100_000
 """Nodes whose allocator form is kept between reviews (names without a Node included)."""
 RESERVE_ROUNDS = 32
@@ -95,6 +98,8 @@ class AllocationService:
         self._snapshot: tuple[int, Pools] | None = None
         self._shared: SharedCaches | None = None
         self._known: dict[str, tuple[dict[str, Any] | None, Node]] = {}
+        self._frozen_at = 0
+        """The size of the shared caches when they were last frozen (see ``_freeze_new_caches``)."""
 
     async def review(self, review: AllocationReview, user: UserInfo) -> dict[str, Any]:
         await self._catch_up()
@@ -119,9 +124,25 @@ class AllocationService:
         pools, classes = self._pools(), self._classes()
         allocator = Allocator(pools, classes, reserved=taken)
         # Candidates, selector results and groups survive while devices and classes do.
-        self._shared = SharedCaches.for_inputs(self._shared, pools, classes)
-        self._shared.attach(allocator)
-        return sorted(await allocator.review(claims, nodes, budget), key=_rank)
+        shared = SharedCaches.for_inputs(self._shared, pools, classes)
+        if shared is not self._shared:
+            self._frozen_at = 0
+        self._shared = shared
+        shared.attach(allocator)
+        results = sorted(await allocator.review(claims, nodes, budget), key=_rank)
+        self._freeze_new_caches(shared)
+        return results
+
+    def _freeze_new_caches(self, shared: SharedCaches) -> None:
+        """Once the caches grew by ``FREEZE_AFTER`` entries (the first reviews over a large
+        cluster make a candidate per device), move them out of the cyclic collector's sight
+        (``gc.freeze``, as the device view does after its build): they live until the
+        devices change, and full collections walking them stalled reviews by half a second
+        at 5,000 nodes."""
+        size = len(shared.candidates) + len(shared.grouped)
+        if size - self._frozen_at >= FREEZE_AFTER:
+            gc.freeze()
+            self._frozen_at = size
 
     async def _reserving(
         self,
