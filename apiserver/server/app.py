@@ -37,13 +37,14 @@ from .. import __version__
 from ..auth import Authenticator, AuthMiddleware, Authorizer
 from ..machinery import errors
 from ..machinery.discovery import V2_CONTENT_TYPE, ActionEntry, Discovery, etag, wants_aggregated
-from ..machinery.handlers import ResourceHandler, json_response, status_response
+from ..machinery.handlers import MAX_BODY_BYTES, ResourceHandler, json_response, status_response
 from ..machinery.openapi import ServedKind, encode, v2_document, v3_document
 from ..machinery.openapiproto import MEDIA_TYPES as OPENAPI_V2_PROTOBUF
 from ..machinery.openapiproto import encode_document
 from ..machinery.rest import Resource
 from ..storage import Store
 from ..storage.terminations import TERMINATED
+from ..toolkit.options import non_negative, option, positive
 from .accesslog import AccessLogMiddleware
 
 log = logging.getLogger("apiserver")
@@ -53,9 +54,18 @@ log = logging.getLogger("apiserver")
 class ServerSettings:
     """What the app needs that is not a kind: limits and timings."""
 
-    max_body_bytes: int = 3 * 1024 * 1024
-    min_request_timeout: float = 1800.0
-    bookmark_interval: float = 60.0
+    max_body_bytes: int = option(
+        "--max-request-body-bytes",
+        MAX_BODY_BYTES,
+        "the largest request body accepted; a larger one is answered 413",
+        check=positive,
+    )
+    min_request_timeout: float = option(
+        "--min-request-timeout", 1800.0, "default watch timeout in seconds", check=non_negative
+    )
+    bookmark_interval: float = option(
+        "--bookmark-interval", 60.0, "seconds between watch bookmarks", check=positive
+    )
     kubernetes_version: tuple[str, str] = ("1", "36")
     extra: dict[str, Any] = field(default_factory=dict)
 
