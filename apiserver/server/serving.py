@@ -9,7 +9,7 @@ from pathlib import Path
 import uvicorn
 from starlette.types import ASGIApp
 
-from ..toolkit.options import log_level_option, non_negative, option, port_number, switch
+from ..toolkit.options import log_level_option, option, port_number, positive, switch
 from .certs import ServingFiles, ensure_serving_certs
 from .protocol import (
     READ_HEADER_TIMEOUT,
@@ -48,21 +48,21 @@ class ServingOptions:
         "seconds a request's headers may take to arrive (from the connection, or the"
         " request's first byte); past it the connection is closed (default {default}, as"
         " kube-apiserver)",
-        check=non_negative,
+        check=positive,
     )
     read_timeout: float = option(
         "--read-timeout",
         READ_TIMEOUT,
         "seconds a request's body may take to arrive after its headers; past it the"
         " request is answered 408 and the connection closed",
-        check=non_negative,
+        check=positive,
     )
     write_stall_timeout: float = option(
         "--write-stall-timeout",
         WRITE_STALL_TIMEOUT,
         "seconds a client may read nothing of a response (a watch it stopped reading)"
         " before its connection is closed",
-        check=non_negative,
+        check=positive,
     )
     log_level: str = log_level_option()
     access_log: bool = switch(
