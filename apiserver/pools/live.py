@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 
 from ..machinery.resource import ResourceType
 from ..storage.computed import ComputedStore
+from ..storage.window import WATCH_WINDOW
 from ..tasks import BackgroundTask
 from .gather import PoolKey
 from .index import PoolIndex
@@ -55,7 +56,7 @@ class LivePools:
         index: PoolIndex,
         resource: ResourceType,
         *,
-        window: int = 10_000,
+        window: int = WATCH_WINDOW,
         window_bytes: int = 0,
         budget: float = 0.005,
         settle_timeout: float = 1.0,
