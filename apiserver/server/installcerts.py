@@ -163,7 +163,9 @@ def helm_values(
 
 @dataclass
 class InstallCertsOptions:
-    out: str = option("--out", "certs", "where to write them (git ignores certs/)")
+    out: str = option(
+        "--out", "certs", "where to write them (default {default}, which git ignores)"
+    )
     base: str = option(
         "--base",
         "manifests/base",
