@@ -1,6 +1,6 @@
 """Options declared once: a concern's settings are one dataclass, and each field that is a
 command-line flag carries its flag name, default, help and check (``option``, ``switch``,
-``toggle``). The command line is generated from the dataclass (``add_flags``), read back into
+``toggle``, ``string_slice``, ``log_level_option``). The command line is generated from the dataclass (``add_flags``), read back into
 it (``from_args``) and checked (``problems``), so a default is written in one place and
 ``--help`` shows it from there — as kube-apiserver's option structs register each flag with
 the struct field's own value and carry ``Validate()``.
