@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +164,29 @@ def test_a_certificate_without_its_key_is_refused_before_anything_is_written(
     assert exit.value.code == 2
     assert "--tls-private-key-file" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def _readme_flags() -> dict[str, set[str]]:
+    """The flags the README's "Command line" section names, by the command they follow."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("\n## Command line\n", 1)[1].split("\n## ", 1)[0]
+    named: dict[str, set[str]] = {}
+    command = None
+    for block in section.split("```")[1::2]:  # the code blocks
+        for line in block.splitlines():
+            if line.startswith("python -m apiserver "):
+                command = line.split()[3]
+            if command is not None:
+                names = re.findall(r"--(\[no-\])?([a-z][a-z0-9-]+)", line)
+                named.setdefault(command, set()).update(f"--{name}" for _, name in names)
+    return named
+
+
+def test_the_readme_names_only_flags_the_commands_have() -> None:
+    named = _readme_flags()
+    assert set(named) == {"serve", "client-cert", "shim", "schedule"}
+    parsers = _subparsers()
+    for command, flags in named.items():
+        declared = set(parsers[command]._option_string_actions)
+        assert flags <= declared, (command, flags - declared)
+        assert len(flags) > 3
