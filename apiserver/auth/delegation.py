@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
+from ..toolkit.options import non_negative, option, string_slice, switch
 from .authconfigmap import AuthenticationConfigMap
 from .authenticator import Authenticator, AuthenticatorChain
 from .authorizer import Authorizer
@@ -39,30 +41,99 @@ from .x509 import CASource, CertificateVerifier, ClientCertAuthenticator, FileCA
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
 
 
+def _seconds(name: str, help: str) -> Any:
+    """A cache or resync period: Kubernetes' 10 seconds unless given."""
+    return option(name, 10.0, help, check=non_negative)
+
+
+AUTHORIZATION_MODES = ("RBAC", "AlwaysAllow")
+
+
 @dataclass
 class AuthOptions:
-    client_ca_file: str | None = None
-    requestheader_client_ca_file: str | None = None
-    requestheader_allowed_names: list[str] = field(default_factory=list)
-    requestheader_username_headers: list[str] = field(
-        default_factory=lambda: list(DEFAULT_USERNAME_HEADERS)
+    """Kubernetes' authentication and authorization flags of the same names, and standalone
+    mode's token file and authorization mode."""
+
+    token_auth_file: str | None = option(
+        "--token-auth-file",
+        None,
+        "CSV of token,user,uid[,groups]; generated in --cert-dir if absent",
     )
-    requestheader_uid_headers: list[str] = field(default_factory=list)
-    requestheader_group_headers: list[str] = field(
-        default_factory=lambda: list(DEFAULT_GROUP_HEADERS)
+    authorization_mode: str = option(
+        "--authorization-mode",
+        "RBAC",
+        "RBAC: roles and bindings decide; AlwaysAllow: any authenticated user",
+        choices=AUTHORIZATION_MODES,
     )
-    requestheader_extra_headers_prefix: list[str] = field(
-        default_factory=lambda: list(DEFAULT_EXTRA_PREFIXES)
+    client_ca_file: str | None = option(
+        "--client-ca-file",
+        None,
+        "CA bundle: a client certificate it signed authenticates as CN (user) and O"
+        " (groups); in aggregated mode read from the extension-apiserver-authentication"
+        " ConfigMap when absent",
     )
-    authentication_kubeconfig: str | None = None
-    authorization_kubeconfig: str | None = None
-    authentication_skip_lookup: bool = False
-    authentication_token_webhook_cache_ttl: float = 10.0
-    authentication_config_resync: float = 10.0
-    authorization_webhook_cache_authorized_ttl: float = 10.0
-    authorization_webhook_cache_unauthorized_ttl: float = 10.0
-    authorization_always_allow_paths: list[str] = field(
-        default_factory=lambda: list(DEFAULT_ALWAYS_ALLOW_PATHS)
+    requestheader_client_ca_file: str | None = option(
+        "--requestheader-client-ca-file",
+        None,
+        "CA bundle of the front proxy (kube-apiserver's --proxy-client-cert-file): only a"
+        " connection with a certificate it signed may name the user in headers",
+    )
+    requestheader_allowed_names: list[str] = string_slice(
+        "--requestheader-allowed-names",
+        [],
+        "CNs the front proxy's certificate may have (comma-separated; empty: any)",
+    )
+    requestheader_username_headers: list[str] = string_slice(
+        "--requestheader-username-headers",
+        list(DEFAULT_USERNAME_HEADERS),
+        "headers that carry the username",
+    )
+    requestheader_group_headers: list[str] = string_slice(
+        "--requestheader-group-headers", list(DEFAULT_GROUP_HEADERS), "headers that carry the group"
+    )
+    requestheader_uid_headers: list[str] = string_slice(
+        "--requestheader-uid-headers", [], "headers that carry the uid"
+    )
+    requestheader_extra_headers_prefix: list[str] = string_slice(
+        "--requestheader-extra-headers-prefix",
+        list(DEFAULT_EXTRA_PREFIXES),
+        "header prefixes of the user's extra values",
+    )
+    authentication_kubeconfig: str | None = option(
+        "--authentication-kubeconfig",
+        None,
+        "kubeconfig of the kube-apiserver for TokenReview and the ConfigMap (aggregated"
+        " mode; default: the in-cluster ServiceAccount)",
+    )
+    authorization_kubeconfig: str | None = option(
+        "--authorization-kubeconfig",
+        None,
+        "kubeconfig of the kube-apiserver for SubjectAccessReview (aggregated mode;"
+        " default: the in-cluster ServiceAccount)",
+    )
+    authentication_skip_lookup: bool = switch(
+        "--authentication-skip-lookup",
+        "do not read the extension-apiserver-authentication ConfigMap",
+    )
+    authentication_token_webhook_cache_ttl: float = _seconds(
+        "--authentication-token-webhook-cache-ttl", "seconds a TokenReview answer is kept"
+    )
+    authentication_config_resync: float = _seconds(
+        "--authentication-config-resync-period",
+        "seconds between readings of the extension-apiserver-authentication ConfigMap",
+    )
+    authorization_webhook_cache_authorized_ttl: float = _seconds(
+        "--authorization-webhook-cache-authorized-ttl",
+        "seconds an allowing SubjectAccessReview answer is kept",
+    )
+    authorization_webhook_cache_unauthorized_ttl: float = _seconds(
+        "--authorization-webhook-cache-unauthorized-ttl",
+        "seconds a refusing SubjectAccessReview answer is kept",
+    )
+    authorization_always_allow_paths: list[str] = string_slice(
+        "--authorization-always-allow-paths",
+        list(DEFAULT_ALWAYS_ALLOW_PATHS),
+        "paths allowed without a SubjectAccessReview; a final * makes a prefix",
     )
 
     def ca_files(self) -> list[str]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 from ..machinery.resource import ResourceType
 from ..storage.computed import ComputedStore
+from ..storage.window import WATCH_WINDOW
 from .objects import device_object
 from .state import Commit, DeviceState
 
@@ -32,9 +33,9 @@ class DeviceStore(ComputedStore[DeviceState]):
         self,
         resource: ResourceType,
         *,
-        window: int = 10_000,
+        window: int = WATCH_WINDOW,
         window_bytes: int = 0,
-        max_pending: int = 10_000,
+        max_pending: int = WATCH_WINDOW,
     ) -> None:
         api_version = resource.group_version
         super().__init__(

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 
 from ..machinery.resource import ResourceType
 from ..storage.computed import ComputedStore
+from ..storage.window import WATCH_WINDOW
 from ..tasks import BackgroundTask
 from ..toolkit.timestamps import now_rfc3339
 from .gather import PoolKey
@@ -51,7 +52,7 @@ class LivePools:
         index: PoolIndex,
         resource: ResourceType,
         *,
-        window: int = 10_000,
+        window: int = WATCH_WINDOW,
         window_bytes: int = 0,
         budget: float = 0.005,
         settle_timeout: float = 1.0,

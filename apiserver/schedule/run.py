@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..shim.client import APIClient, Credentials
+from ..toolkit.options import log_level_option, non_negative, option, switch
 from .extender import Extender
 from .scheduler import StandInScheduler
 
@@ -19,20 +20,58 @@ SCHEDULER_NAME = "dra-extension-scheduler"
 
 @dataclass
 class ScheduleOptions:
-    kubeconfig: str
-    server: str | None = None
-    shim_url: str = "https://127.0.0.1:8888"
-    shim_ca_file: str | None = "certs/shim/ca.crt"
+    kubeconfig: str = option("--kubeconfig", help="credentials for the API server")
+    server: str | None = option(
+        "--server", None, "the API server's URL (default: the kubeconfig's)"
+    )
+    shim_url: str = option(
+        "--shim-url", "https://127.0.0.1:8888", "the shim's URL, its extender urlPrefix"
+    )
+    shim_ca_file: str | None = option(
+        "--shim-ca-file",
+        "certs/shim/ca.crt",
+        "CA of the shim's serving certificate (default {default}, where the shim makes it"
+        " by default)",
+    )
     """The CA the shim's certificate chains to; None trusts the system's CAs."""
-    shim_client_cert_file: str | None = "certs/shim/scheduler.crt"
-    shim_client_key_file: str | None = "certs/shim/scheduler.key"
+    shim_client_cert_file: str | None = option(
+        "--shim-client-cert-file",
+        "certs/shim/scheduler.crt",
+        "the client certificate presented to the shim, as kube-scheduler's extender"
+        " tlsConfig.certFile (default {default}, which the shim makes by default)",
+    )
+    shim_client_key_file: str | None = option(
+        "--shim-client-key-file", "certs/shim/scheduler.key", "its key, as tlsConfig.keyFile"
+    )
     """The scheduler's client certificate for the shim (the shim makes this pair beside its
     CA by default); None presents none (the shim then answers 401)."""
-    scheduler_name: str = SCHEDULER_NAME
-    node_cache_capable: bool = False
-    shim_timeout: float = 660.0
-    initial_backoff: float = 1.0
-    max_backoff: float = 10.0
+    scheduler_name: str = option(
+        "--scheduler-name", SCHEDULER_NAME, "the spec.schedulerName of the pods to place"
+    )
+    node_cache_capable: bool = switch(
+        "--node-cache-capable",
+        "send node names instead of Node objects (the extender's nodeCacheCapable)",
+    )
+    shim_timeout: float = option(
+        "--shim-timeout",
+        660.0,
+        "seconds one call to the shim may take, 0 for no limit; a bind waits for"
+        " attaching (default {default}, beyond the shim's default attach timeout)",
+        check=non_negative,
+    )
+    initial_backoff: float = option(
+        "--initial-backoff",
+        1.0,
+        "seconds before a pod's first retry (default {default}, as kube-scheduler)",
+        check=non_negative,
+    )
+    max_backoff: float = option(
+        "--max-backoff",
+        10.0,
+        "most seconds between a pod's retries (default {default}, as kube-scheduler)",
+        check=non_negative,
+    )
+    log_level: str = log_level_option()
 
 
 def _tls(options: ScheduleOptions) -> ssl.SSLContext:

@@ -59,8 +59,9 @@ from ..api.resource.views import DeviceID
 from ..machinery import errors
 from ..machinery.user import UserInfo
 from ..pools import Node, PoolIndex, Pools
-from ..reservations import ClaimRef, ReservationService, taken_device
+from ..reservations import MAX_PER_USER, ClaimRef, ReservationService, taken_device
 from ..storage import Store
+from ..toolkit.options import non_negative, option
 from .cluster import Cluster
 from .stateversion import StateVersion
 
@@ -78,6 +79,17 @@ MAX_KNOWN_NODES = 100_000
 RESERVE_ROUNDS = 32
 """Searches one reserving review may make: each follows a lost race (a device another
 replica took, excluded from then on) or a wait for pending reserves here to settle."""
+
+
+@dataclass
+class AllocationOptions:
+    max_reservations_per_user: int = option(
+        "--max-reservations-per-user",
+        MAX_PER_USER,
+        "DeviceReservations one user's reserving AllocationReviews may hold at once;"
+        " beyond it a reserving review is refused with 429 and nothing is held; 0 for no cap",
+        check=non_negative,
+    )
 
 
 class AllocationService:

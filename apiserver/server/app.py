@@ -13,7 +13,8 @@ import hashlib
 import logging
 import platform
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,13 +38,14 @@ from .. import __version__
 from ..auth import Authenticator, AuthMiddleware, Authorizer
 from ..machinery import errors
 from ..machinery.discovery import V2_CONTENT_TYPE, ActionEntry, Discovery, etag, wants_aggregated
-from ..machinery.handlers import ResourceHandler, json_response, status_response
+from ..machinery.handlers import MAX_BODY_BYTES, ResourceHandler, json_response, status_response
 from ..machinery.openapi import ServedKind, encode, v2_document, v3_document
 from ..machinery.openapiproto import MEDIA_TYPES as OPENAPI_V2_PROTOBUF
 from ..machinery.openapiproto import encode_document
 from ..machinery.rest import Resource
 from ..storage import Store
 from ..storage.terminations import TERMINATED
+from ..toolkit.options import non_negative, option, positive
 from .accesslog import AccessLogMiddleware
 
 log = logging.getLogger("apiserver")
@@ -53,9 +55,18 @@ log = logging.getLogger("apiserver")
 class ServerSettings:
     """What the app needs that is not a kind: limits and timings."""
 
-    max_body_bytes: int = 3 * 1024 * 1024
-    min_request_timeout: float = 1800.0
-    bookmark_interval: float = 60.0
+    max_body_bytes: int = option(
+        "--max-request-body-bytes",
+        MAX_BODY_BYTES,
+        "the largest request body accepted; a larger one is answered 413",
+        check=positive,
+    )
+    min_request_timeout: float = option(
+        "--min-request-timeout", 1800.0, "default watch timeout in seconds", check=non_negative
+    )
+    bookmark_interval: float = option(
+        "--bookmark-interval", 60.0, "seconds between watch bookmarks", check=positive
+    )
     kubernetes_version: tuple[str, str] = ("1", "36")
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -148,6 +159,32 @@ def build_app(
     """The server as one ASGI app: metrics, the access log when asked for, then
     authentication and authorization, then the resource routes, and FastAPI for everything
     else (discovery, OpenAPI, health, metrics)."""
+    metrics = _Metrics(server.metrics)
+    app = FastAPI(
+        lifespan=_lifespan(server),
+        redirect_slashes=False,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        title="DRA extension API server",
+        # Our own /metrics serves Prometheus; FastAPI's OpenTelemetry hooks would only add
+        # a check per request.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
+    )
+    app.router.redirect_slashes = False
+    for path, endpoint in _Endpoints(server, metrics).routes():
+        app.add_route(path, endpoint, ["GET"])
+    _answer_errors_with_status(app)
+    routes = _ResourceRoutes(server, app)
+    authorized: ASGIApp = AuthMiddleware(routes, authenticator, authorizer)
+    if access_log:
+        authorized = AccessLogMiddleware(authorized)
+    return _MetricsMiddleware(authorized, metrics)
+
+
+def _lifespan(server: APIServer) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The store started first and closed last; the services started in order, closed in
+    reverse; ready in between."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -163,128 +200,11 @@ def build_app(
                 await service.close()
             await server.store.close()
 
-    app = FastAPI(
-        lifespan=lifespan,
-        redirect_slashes=False,
-        docs_url=None,
-        redoc_url=None,
-        openapi_url=None,
-        title="DRA extension API server",
-        # Our own /metrics serves Prometheus; FastAPI's OpenTelemetry hooks would only add
-        # a check per request.
-        telemetry={"tracing": False, "metrics": False, "logs": False},
-    )
-    app.router.redirect_slashes = False
-    metrics = _Metrics(server.metrics)
+    return lifespan
 
-    async def healthz(_request: Request) -> Response:
-        return PlainTextResponse("ok")
 
-    async def readyz(request: Request) -> Response:
-        if not server.ready:
-            return PlainTextResponse("[-]store not ready\nreadyz check failed", status_code=503)
-        # The store's own checks (its backend reachable, its watch caches synced) and the
-        # services' (sources synced, the device view built).
-        checks = dict(server.store.readiness())
-        for service in server.services:
-            checks.update(service.readiness())
-        ready = all(checks.values())
-        if ready and "verbose" not in request.query_params:
-            return PlainTextResponse("ok")
-        lines = [f"[+]{name} ok" if ok else f"[-]{name} failed" for name, ok in checks.items()]
-        lines.append("readyz check passed" if ready else "readyz check failed")
-        return PlainTextResponse("\n".join(lines), status_code=200 if ready else 503)
-
-    async def version(_request: Request) -> Response:
-        major, minor = server.settings.kubernetes_version
-        return json_response(
-            orjson.dumps(
-                {
-                    "major": major,
-                    "minor": minor,
-                    "gitVersion": f"v{major}.{minor}.0-dra-extension.{__version__}",
-                    "gitCommit": "",
-                    "gitTreeState": "",
-                    "buildDate": "",
-                    "goVersion": f"python{platform.python_version()}",
-                    "compiler": "cpython",
-                    "platform": f"{platform.system().lower()}/{platform.machine()}",
-                }
-            )
-        )
-
-    async def metrics_endpoint(_request: Request) -> Response:
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
-
-    async def api_root(request: Request) -> Response:
-        if wants_aggregated(request.headers.get("accept")):
-            return _aggregated(request, server.discovery.aggregated_core)
-        return json_response(server.discovery.api_versions)
-
-    async def apis_root(request: Request) -> Response:
-        if wants_aggregated(request.headers.get("accept")):
-            return _aggregated(request, server.discovery.aggregated_apis)
-        return json_response(server.discovery.api_group_list)
-
-    async def api_group(request: Request) -> Response:
-        body = server.discovery.group(request.path_params["group"])
-        return json_response(body) if body is not None else _not_found()
-
-    async def api_group_version(request: Request) -> Response:
-        body = server.discovery.resource_list(
-            request.path_params["group"], request.path_params["version"]
-        )
-        return json_response(body) if body is not None else _not_found()
-
-    async def core_version(request: Request) -> Response:
-        body = server.discovery.resource_list("", request.path_params["version"])
-        return json_response(body) if body is not None else _not_found()
-
-    async def openapi_v2(request: Request) -> Response:
-        # kubectl asks for the protobuf encoding only; other clients for JSON.
-        accept = request.headers.get("accept", "")
-        if any(media_type in accept for media_type in OPENAPI_V2_PROTOBUF):
-            body, digest = server.openapi_v2_protobuf
-            return _cached(request, body, digest, OPENAPI_V2_PROTOBUF[0])
-        if accept and "json" not in accept and "*/*" not in accept:
-            return status_response(
-                errors.not_acceptable(
-                    f"/openapi/v2 is served as application/json or {OPENAPI_V2_PROTOBUF[0]}"
-                )
-            )
-        body, digest = server.openapi_v2
-        return _cached(request, body, digest)
-
-    async def openapi_v3_root(_request: Request) -> Response:
-        return json_response(server.openapi_v3_root)
-
-    async def openapi_v3_doc(request: Request) -> Response:
-        doc = server.openapi_v3.get(request.path_params["path"])
-        if doc is None:
-            return _not_found()
-        body, digest = doc
-        response = _cached(request, body, digest)
-        if request.query_params.get("hash") == digest:
-            # Never redirect on a stale hash (the aggregator would turn it into a 502).
-            response.headers["Cache-Control"] = "public, immutable"
-            response.headers["Expires"] = "Thu, 31 Dec 2099 23:59:59 GMT"
-        return response
-
-    get = ["GET"]
-    app.add_route("/healthz", healthz, get)
-    app.add_route("/livez", healthz, get)
-    app.add_route("/readyz", readyz, get)
-    app.add_route("/version", version, get)
-    app.add_route("/version/", version, get)  # what client-go and the typed clients ask
-    app.add_route("/metrics", metrics_endpoint, get)
-    app.add_route("/openapi/v2", openapi_v2, get)
-    app.add_route("/openapi/v3", openapi_v3_root, get)
-    app.add_route("/openapi/v3/{path:path}", openapi_v3_doc, get)
-    app.add_route("/api", api_root, get)
-    app.add_route("/api/{version}", core_version, get)
-    app.add_route("/apis", apis_root, get)
-    app.add_route("/apis/{group}", api_group, get)
-    app.add_route("/apis/{group}/{version}", api_group_version, get)
+def _answer_errors_with_status(app: FastAPI) -> None:
+    """Every error FastAPI or Starlette would answer on its own, as a ``Status``."""
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> Response:
@@ -309,11 +229,125 @@ def build_app(
     async def internal_error(_request: Request, exc: Exception) -> Response:
         return status_response(errors.internal(f"{type(exc).__name__}: {exc}"))
 
-    routes = _ResourceRoutes(server, app)
-    authorized: ASGIApp = AuthMiddleware(routes, authenticator, authorizer)
-    if access_log:
-        authorized = AccessLogMiddleware(authorized)
-    return _MetricsMiddleware(authorized, metrics)
+
+class _Endpoints:
+    """What is not a resource: health, version, metrics, discovery and OpenAPI."""
+
+    def __init__(self, server: APIServer, metrics: _Metrics) -> None:
+        self.server = server
+        self.metrics = metrics
+
+    def routes(self) -> list[tuple[str, Callable[[Request], Awaitable[Response]]]]:
+        return [
+            ("/healthz", self.healthz),
+            ("/livez", self.healthz),
+            ("/readyz", self.readyz),
+            ("/version", self.version),
+            ("/version/", self.version),  # what client-go and the typed clients ask
+            ("/metrics", self.metrics_text),
+            ("/openapi/v2", self.openapi_v2),
+            ("/openapi/v3", self.openapi_v3_root),
+            ("/openapi/v3/{path:path}", self.openapi_v3_doc),
+            ("/api", self.api_root),
+            ("/api/{version}", self.core_version),
+            ("/apis", self.apis_root),
+            ("/apis/{group}", self.api_group),
+            ("/apis/{group}/{version}", self.api_group_version),
+        ]
+
+    async def healthz(self, _request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(self, request: Request) -> Response:
+        server = self.server
+        if not server.ready:
+            return PlainTextResponse("[-]store not ready\nreadyz check failed", status_code=503)
+        # The store's own checks (its backend reachable, its watch caches synced) and the
+        # services' (sources synced, the device view built).
+        checks = dict(server.store.readiness())
+        for service in server.services:
+            checks.update(service.readiness())
+        ready = all(checks.values())
+        if ready and "verbose" not in request.query_params:
+            return PlainTextResponse("ok")
+        lines = [f"[+]{name} ok" if ok else f"[-]{name} failed" for name, ok in checks.items()]
+        lines.append("readyz check passed" if ready else "readyz check failed")
+        return PlainTextResponse("\n".join(lines), status_code=200 if ready else 503)
+
+    async def version(self, _request: Request) -> Response:
+        major, minor = self.server.settings.kubernetes_version
+        return json_response(
+            orjson.dumps(
+                {
+                    "major": major,
+                    "minor": minor,
+                    "gitVersion": f"v{major}.{minor}.0-dra-extension.{__version__}",
+                    "gitCommit": "",
+                    "gitTreeState": "",
+                    "buildDate": "",
+                    "goVersion": f"python{platform.python_version()}",
+                    "compiler": "cpython",
+                    "platform": f"{platform.system().lower()}/{platform.machine()}",
+                }
+            )
+        )
+
+    async def metrics_text(self, _request: Request) -> Response:
+        return Response(generate_latest(self.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    async def api_root(self, request: Request) -> Response:
+        if wants_aggregated(request.headers.get("accept")):
+            return _aggregated(request, self.server.discovery.aggregated_core)
+        return json_response(self.server.discovery.api_versions)
+
+    async def apis_root(self, request: Request) -> Response:
+        if wants_aggregated(request.headers.get("accept")):
+            return _aggregated(request, self.server.discovery.aggregated_apis)
+        return json_response(self.server.discovery.api_group_list)
+
+    async def api_group(self, request: Request) -> Response:
+        body = self.server.discovery.group(request.path_params["group"])
+        return json_response(body) if body is not None else _not_found()
+
+    async def api_group_version(self, request: Request) -> Response:
+        body = self.server.discovery.resource_list(
+            request.path_params["group"], request.path_params["version"]
+        )
+        return json_response(body) if body is not None else _not_found()
+
+    async def core_version(self, request: Request) -> Response:
+        body = self.server.discovery.resource_list("", request.path_params["version"])
+        return json_response(body) if body is not None else _not_found()
+
+    async def openapi_v2(self, request: Request) -> Response:
+        # kubectl asks for the protobuf encoding only; other clients for JSON.
+        accept = request.headers.get("accept", "")
+        if any(media_type in accept for media_type in OPENAPI_V2_PROTOBUF):
+            body, digest = self.server.openapi_v2_protobuf
+            return _cached(request, body, digest, OPENAPI_V2_PROTOBUF[0])
+        if accept and "json" not in accept and "*/*" not in accept:
+            return status_response(
+                errors.not_acceptable(
+                    f"/openapi/v2 is served as application/json or {OPENAPI_V2_PROTOBUF[0]}"
+                )
+            )
+        body, digest = self.server.openapi_v2
+        return _cached(request, body, digest)
+
+    async def openapi_v3_root(self, _request: Request) -> Response:
+        return json_response(self.server.openapi_v3_root)
+
+    async def openapi_v3_doc(self, request: Request) -> Response:
+        doc = self.server.openapi_v3.get(request.path_params["path"])
+        if doc is None:
+            return _not_found()
+        body, digest = doc
+        response = _cached(request, body, digest)
+        if request.query_params.get("hash") == digest:
+            # Never redirect on a stale hash (the aggregator would turn it into a 502).
+            response.headers["Cache-Control"] = "public, immutable"
+            response.headers["Expires"] = "Thu, 31 Dec 2099 23:59:59 GMT"
+        return response
 
 
 class _ResourceRoutes:

@@ -23,6 +23,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from ..toolkit.options import option
+
 CA_VALIDITY = datetime.timedelta(days=3650)
 SERVING_VALIDITY = datetime.timedelta(days=365)
 CLIENT_VALIDITY = datetime.timedelta(days=365)
@@ -166,6 +168,16 @@ def issue_client_cert(
         .sign(ca_key, hashes.SHA256())
     )
     return cert, key
+
+
+@dataclass
+class ClientCertOptions:
+    """``client-cert``: a client certificate for a user, signed by the CA of ``--cert-dir``."""
+
+    user: str = option("--user", help="the user name (the certificate's CN)")
+    out: str = option("--out", help="write OUT.crt and OUT.key")
+    cert_dir: str = option("--cert-dir", "certs", "where the CA (ca.crt, ca.key) lives")
+    group: list[str] = option("--group", [], "a group of the user (O); repeatable", action="append")
 
 
 def write_client_cert(

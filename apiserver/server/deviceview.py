@@ -19,19 +19,30 @@ from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from ..machinery.computed import ComputedResource
 from ..machinery.rest import Resource
 from ..sources import Source
+from ..storage.window import WATCH_WINDOW
+from ..toolkit.options import non_negative, option, toggle
 from .cluster import COMPONENT, Cluster
 
 
 @dataclass
 class DeviceViewOptions:
-    window: int = 10_000
-    """Events of the Device resource kept for watches (and its watchers' queue bound)."""
+    patch_status: bool = toggle(
+        "--patch-status",
+        True,
+        "write each ResourceSlicePatch's status (matched devices, SelectorsValid) and"
+        " warning Events about faulty selectors",
+    )
+    status_interval: float = option(
+        "--patch-status-interval",
+        1.0,
+        "at most one status write (and Event round) per ResourceSlicePatch in this many seconds",
+        check=non_negative,
+    )
+    window: int = WATCH_WINDOW
+    """Events of the Device resource kept for watches (and its watchers' queue bound); the
+    server sets it from ``--watch-history``."""
     window_bytes: int = 0
     """The most bytes those events may take (0: no bound but the count)."""
-    patch_status: bool = True
-    """Write ResourceSlicePatch status and warning Events about faulty selectors."""
-    status_interval: float = 1.0
-    """At most one status write (and Event round) per patch in this many seconds."""
     pause_gc: bool = True
     """Build with the cyclic garbage collector paused, then freeze (see ``DeviceView``)."""
 

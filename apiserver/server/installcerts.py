@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -44,6 +45,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from ..api.resource import DRA_GROUP
+from ..toolkit.options import option, switch
 from .certs import _write, cert_pem, ensure_ca, issue_client_cert, issue_serving_cert, key_pem
 
 OTHER_GROUP = "resource.x-k8s.io"
@@ -159,22 +161,37 @@ def helm_values(
     }
 
 
-def install_certs(
-    out: Path,
-    base: Path,
-    *,
-    components: Path,
-    group: str = DRA_GROUP,
-    namespace: str = "dra-system",
-    service: str = "dra-apiserver",
-    secret_name: str = "dra-apiserver-tls",
-    cluster_domain: str = "cluster.local",
-    scheduler_shim: bool = False,
-) -> str:
+@dataclass
+class InstallCertsOptions:
+    out: str = option(
+        "--out", "certs", "where to write them (default {default}, which git ignores)"
+    )
+    base: str = option(
+        "--base",
+        "manifests/base",
+        "the manifests to install: manifests/base or manifests/overlays/ha",
+    )
+    components: str = option("--components", "manifests/components", "kustomize components")
+    group: str = option("--group", DRA_GROUP, f"API group of our kinds, or {OTHER_GROUP}")
+    namespace: str = option("--namespace", "dra-system", "the namespace of the Service")
+    service: str = option("--service", "dra-apiserver", "the Service the certificate is for")
+    secret_name: str = option("--secret", "dra-apiserver-tls", "the Secret that carries it")
+    cluster_domain: str = option("--cluster-domain", "cluster.local", "the cluster's DNS domain")
+    scheduler_shim: bool = switch(
+        "--scheduler-shim",
+        "also the scheduler shim and a second kube-scheduler using it, with the shim's"
+        " serving certificate",
+    )
+
+
+def install_certs(options: InstallCertsOptions) -> str:
     """Write the certificates, the Secrets and the kustomization into ``out``; the caBundle."""
+    out, base, components = Path(options.out), Path(options.base), Path(options.components)
+    namespace, secret_name = options.namespace, options.secret_name
+    group, scheduler_shim = options.group, options.scheduler_shim
     out.mkdir(parents=True, exist_ok=True)
     ca, ca_key = ensure_ca(out)
-    names = service_names(service, namespace, cluster_domain)
+    names = service_names(options.service, namespace, options.cluster_domain)
     cert, key = issue_serving_cert(ca, ca_key, names[2], names)
     cert_bytes, key_bytes, ca_bytes = cert_pem(cert), key_pem(key), cert_pem(ca)
     _write(out / "tls.crt", cert_bytes)
@@ -182,7 +199,7 @@ def install_certs(
     manifest = secret(secret_name, namespace, cert_bytes, key_bytes, ca_bytes)
     _write(out / "secret.yaml", yaml.safe_dump(manifest).encode(), private=True)
     if scheduler_shim:
-        _shim_certs(out, namespace, cluster_domain, ca, ca_key)
+        _shim_certs(out, namespace, options.cluster_domain, ca, ca_key)
     ca_bundle = base64.b64encode(ca_bytes).decode()
     doc = kustomization(out, base, components, group, ca_bundle, scheduler_shim=scheduler_shim)
     _write(out / "kustomization.yaml", yaml.safe_dump(doc, sort_keys=False).encode())

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
+from ..api.resource import DRA_GROUP
 from ..auth import Authenticator, Authorizer
 from ..kinds import strategies
 from ..machinery.admission import AdmissionPlugin
@@ -17,11 +19,35 @@ from ..machinery.review import ReviewStrategy
 from ..machinery.strategy import Strategy
 from ..sources.upstream import KubeConnection
 from ..storage import Store
+from ..toolkit.options import option
 from .aggregated import AggregatedCluster
 from .cluster import Cluster, RateLimit, StandaloneCluster
 from .servedcheck import check_served_versions
 
 MODES = ("standalone", "aggregated")
+
+
+@dataclass
+class ClusterOptions:
+    """Where the cluster's objects come from, and the group our kinds are served in."""
+
+    mode: str = option(
+        "--mode",
+        "standalone",
+        "standalone: serve every kind from our store; aggregated: behind a kube-apiserver,"
+        " reading slices, claims, classes and nodes from it",
+        choices=MODES,
+    )
+    kubeconfig: str | None = option(
+        "--kubeconfig",
+        None,
+        "aggregated mode: kubeconfig of the kube-apiserver (default: in-cluster configuration)",
+    )
+    group: str = option("--group", DRA_GROUP, "API group to serve")
+
+    @property
+    def standalone(self) -> bool:
+        return self.mode == "standalone"
 
 
 def stored_kinds(mode: str, group: str) -> list[Strategy[Any]]:
@@ -55,11 +81,9 @@ def check_upstream(kubeconfig: str | None, group: str) -> None:
 
 
 def build_cluster(
-    mode: str,
+    options: ClusterOptions,
     store: Store,
-    group: str,
     *,
-    kubeconfig: str | None,
     authenticator: Authenticator | None,
     authorizer: Authorizer | None,
     pool_status_create_limit: RateLimit | None = None,
@@ -68,24 +92,24 @@ def build_cluster(
 ) -> Cluster:
     """``reviews``: the review kinds standalone answers itself (in a cluster the
     kube-apiserver serves them)."""
-    if mode == "aggregated":
+    if options.mode == "aggregated":
         return AggregatedCluster(
             store,
-            group,
-            KubeConnection(kubeconfig),
+            options.group,
+            KubeConnection(options.kubeconfig),
             authenticator=authenticator,
             authorizer=authorizer,
             pool_status_create_limit=pool_status_create_limit,
             admission=admission,
         )
-    if mode == "standalone":
+    if options.mode == "standalone":
         return StandaloneCluster(
             store,
-            group,
+            options.group,
             authenticator=authenticator,
             authorizer=authorizer,
             pool_status_create_limit=pool_status_create_limit,
             admission=admission,
             reviews=reviews,
         )
-    raise ValueError(f"unknown --mode {mode!r}; expected one of {', '.join(MODES)}")
+    raise ValueError(f"unknown --mode {options.mode!r}; expected one of {', '.join(MODES)}")

@@ -21,16 +21,45 @@ from ..controllers import (
 )
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..pools import HeldReservations
+from ..toolkit.options import non_negative, option, toggle
 from .cluster import COMPONENT, Cluster
 from .deviceview import DeviceViewService
 
 
 @dataclass
 class PoolStatusOptions:
-    ttl: float = 3600.0
-    """Seconds a completed request is kept, unless its spec.ttlSecondsAfterComplete says."""
-    pending_ttl: float = 24 * 3600.0
-    """Seconds a request that never completed is kept."""
+    enabled: bool = toggle(
+        "--pool-status",
+        True,
+        "answer ResourcePoolStatusRequests (KEP-5677) and delete them when their time to"
+        " live is over",
+    )
+    ttl: float = option(
+        "--pool-status-ttl",
+        3600.0,
+        "seconds a completed ResourcePoolStatusRequest is kept unless its"
+        " spec.ttlSecondsAfterComplete says otherwise",
+        check=non_negative,
+    )
+    pending_ttl: float = option(
+        "--pool-status-pending-ttl",
+        24 * 3600.0,
+        "seconds a ResourcePoolStatusRequest that never completed is kept",
+        check=non_negative,
+    )
+    create_rate: float = option(
+        "--pool-status-create-rate",
+        0.2,
+        "ResourcePoolStatusRequests each user may create per second; beyond it (and the"
+        " burst) a create is refused with 429 and Retry-After; 0 for no limit",
+        check=non_negative,
+    )
+    create_burst: int = option(
+        "--pool-status-create-burst",
+        10,
+        "ResourcePoolStatusRequests a user may create at once before the rate applies",
+        check=non_negative,
+    )
     rate: float = 20.0
     """Requests processed per second, at most (the work queue's token bucket)."""
     burst: int = 100

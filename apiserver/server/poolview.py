@@ -13,12 +13,26 @@ from ..kinds.resourcepool import ResourcePoolStrategy
 from ..machinery.computed import ComputedResource
 from ..machinery.rest import Resource
 from ..pools import LivePools, PoolIndex
+from ..storage.window import WATCH_WINDOW
+from ..toolkit.options import non_negative, option
+from .poolmetrics import MAX_POOLS_DEFAULT
 
 
 @dataclass
 class PoolViewOptions:
-    window: int = 10_000
-    """Events of the ResourcePool resource kept for watches (and its watchers' queue bound)."""
+    """The live pools: the ResourcePool kind's event window, and how many pools /metrics
+    names one by one."""
+
+    metrics_max_pools: int = option(
+        "--metrics-max-pools",
+        MAX_POOLS_DEFAULT,
+        "pools whose availability /metrics exports one by one; with more, only the"
+        " per-driver totals",
+        check=non_negative,
+    )
+    window: int = WATCH_WINDOW
+    """Events of the ResourcePool resource kept for watches (and its watchers' queue bound);
+    the server sets it from ``--watch-history``."""
     window_bytes: int = 0
     """The most bytes those events may take (0: no bound but the count)."""
 

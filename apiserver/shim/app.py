@@ -11,7 +11,7 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -20,8 +20,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from ..api.resource import DRA_GROUP
 from ..server.certs import ensure_serving_certs
 from ..server.tlspeer import PeerCertificateProtocol, ssl_context_factory
+from ..toolkit.options import comma_list, log_level_option, non_negative, option, port_number
 from .binding import ATTACH_TIMEOUT, Binder
 from .client import APIClient, APIError, Credentials
 from .door import SCHEDULER_USER, SchedulerOnly, ShimDoor, laptop_client_ca, shim_authenticator
@@ -141,24 +143,54 @@ def build_app(
 
 @dataclass
 class ShimOptions:
-    kubeconfig: str | None = None
-    """None: the pod's ServiceAccount (in a cluster)."""
-    server: str | None = None
-    group: str = "resource.k8s.io"
-    bind_address: str = "127.0.0.1"
-    port: int = 8888
-    cert_dir: str = "certs/shim"
-    tls_cert_file: str | None = None
-    tls_private_key_file: str | None = None
-    tls_san: list[str] = field(default_factory=list)
-    attach_timeout: float = ATTACH_TIMEOUT
-    client_ca_file: str | None = None
-    """The CA of the scheduler's client certificate; None: the CA of ``cert_dir`` when the
-    shim makes its own serving certificate (with a client certificate beside it), else
-    bearer tokens only."""
-    allowed_users: list[str] = field(default_factory=lambda: [SCHEDULER_USER])
-    allowed_groups: list[str] = field(default_factory=list)
-    log_level: str = "info"
+    kubeconfig: str | None = option(
+        "--kubeconfig",
+        None,
+        "credentials for the API server (default: the pod's ServiceAccount, in a cluster)",
+    )
+    server: str | None = option(
+        "--server", None, "the API server's URL (default: the kubeconfig's)"
+    )
+    group: str = option("--group", DRA_GROUP, "API group of the server's own kinds")
+    bind_address: str = option("--bind-address", "127.0.0.1", "address to listen on")
+    port: int = option("--port", 8888, "HTTPS port", check=port_number)
+    cert_dir: str = option(
+        "--cert-dir",
+        "certs/shim",
+        "where a self-signed serving certificate is made when no --tls-cert-file is given",
+    )
+    tls_cert_file: str | None = option("--tls-cert-file", None, "serving certificate")
+    tls_private_key_file: str | None = option(
+        "--tls-private-key-file", None, "key of --tls-cert-file"
+    )
+    tls_san: list[str] = option("--tls-san", [], "extra name for the certificate", action="append")
+    attach_timeout: float = option(
+        "--attach-timeout",
+        ATTACH_TIMEOUT,
+        "seconds a bind waits for fabric devices to be attached before it fails",
+        check=non_negative,
+    )
+    client_ca_file: str | None = option(
+        "--client-ca-file",
+        None,
+        "CA of the scheduler's client certificate (default: with a self-made serving"
+        " certificate, the CA of --cert-dir, which also signs <cert-dir>/scheduler.crt;"
+        " otherwise none, and only bearer tokens checked by TokenReview are accepted)",
+    )
+    allowed_users: list[str] = option(
+        "--allowed-users",
+        [SCHEDULER_USER],
+        "the users (client certificate CN or TokenReview user name) that may call"
+        " filter, prioritize and bind, comma-separated",
+        parse=comma_list,
+    )
+    allowed_groups: list[str] = option(
+        "--allowed-groups",
+        [],
+        "the groups that may call filter, prioritize and bind, comma-separated",
+        parse=comma_list,
+    )
+    log_level: str = log_level_option()
 
 
 def run_shim(options: ShimOptions) -> None:

@@ -47,7 +47,7 @@ from ..toolkit import Backoff, Reflector
 from .errors import RevisionCompactedError, StorageError
 from .fanout import STALL_TIMEOUT, Fanout, FollowingWatch
 from .interface import EventType, ListPage, Store, StoredObject, Watch, WatchEvent, prefix_end
-from .window import EventWindow, SortedMap, lean_event
+from .window import WATCH_WINDOW, EventWindow, SortedMap, lean_event
 
 log = logging.getLogger("apiserver.storage.cacher")
 
@@ -237,9 +237,9 @@ class WatchCache:
         backend: Store,
         *,
         prefixes: tuple[str, ...] | list[str] = (),
-        window: int = 10_000,
+        window: int = WATCH_WINDOW,
         window_bytes: int = 0,
-        max_pending: int = 10_000,
+        max_pending: int = WATCH_WINDOW,
         wait_timeout: float = 3.0,
         stall_timeout: float = STALL_TIMEOUT,
     ) -> None:

@@ -26,7 +26,7 @@ import orjson
 from .errors import RevisionCompactedError, StorageUnavailableError
 from .fanout import Fanout, FollowingWatch
 from .interface import EventType, ListPage, StoredObject, WatchEvent, prefix_end
-from .window import EventWindow, SortedMap
+from .window import WATCH_WINDOW, EventWindow, SortedMap
 
 V = TypeVar("V")
 PACE_ITEMS = 500
@@ -39,9 +39,9 @@ class ComputedStore(Generic[V]):
         build: Callable[[V, int], dict[str, Any]],
         *,
         what: str,
-        window: int = 10_000,
+        window: int = WATCH_WINDOW,
         window_bytes: int = 0,
-        max_pending: int = 10_000,
+        max_pending: int = WATCH_WINDOW,
         indexes: Mapping[str, Callable[[V], str]] | None = None,
     ) -> None:
         """``build(value, revision)``: the object served for a value last changed at

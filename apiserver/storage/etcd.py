@@ -52,7 +52,7 @@ import logging
 import re
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
@@ -60,6 +60,7 @@ import orjson
 from aetcd import rpc
 
 from ..tasks import BackgroundTask
+from ..toolkit.options import non_negative, option
 from .errors import (
     KeyExistsError,
     KeyNotFoundError,
@@ -102,21 +103,44 @@ _CHANNEL_OPTIONS: list[tuple[str, Any]] = [
 ]
 
 
+DEFAULT_PREFIX = "/registry"
+"""Where Kubernetes keeps its objects in etcd, and so do we unless told otherwise."""
+
+
 @dataclass(frozen=True)
 class EtcdConfig:
-    """Where etcd is and how to talk to it."""
+    """Where etcd is and how to talk to it: the endpoints come from the storage URL, the
+    rest from the ``--etcd-*`` flags."""
 
-    endpoints: tuple[str, ...]
-    prefix: str = "/registry"
-    ca_file: str | None = None
-    cert_file: str | None = None
-    key_file: str | None = None
-    request_timeout: float = 5.0
-    compaction_interval: float = 300.0
+    endpoints: tuple[str, ...] = ()
+    prefix: str = option("--etcd-prefix", DEFAULT_PREFIX, "key prefix of every object in etcd")
+    ca_file: str | None = option(
+        "--etcd-cafile", None, "CA bundle that signed etcd's serving certificate (TLS)"
+    )
+    cert_file: str | None = option(
+        "--etcd-certfile", None, "client certificate for etcd (TLS client auth)"
+    )
+    key_file: str | None = option("--etcd-keyfile", None, "key of --etcd-certfile")
+    request_timeout: float = option(
+        "--etcd-request-timeout",
+        5.0,
+        "deadline of one etcd call in seconds; past it the request is a 503",
+        check=non_negative,
+    )
+    compaction_interval: float = option(
+        "--etcd-compaction-interval",
+        300.0,
+        "seconds between compactions of etcd history, 0 to leave it to etcd",
+        check=non_negative,
+    )
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> EtcdConfig:
         """``etcd://HOST:PORT[,HOST:PORT...]`` (``etcds://`` is the same, with TLS)."""
+        return cls(**options).with_url(url)
+
+    def with_url(self, url: str) -> EtcdConfig:
+        """These settings for the endpoints of ``url``, checked together."""
         scheme, sep, rest = url.partition("://")
         if not sep or scheme not in ("etcd", "etcds"):
             raise ValueError(f"not an etcd URL: {url!r}; expected etcd://HOST:PORT[,HOST:PORT]")
@@ -125,10 +149,10 @@ class EtcdConfig:
             raise ValueError("etcd storage needs at least one endpoint, e.g. etcd://127.0.0.1:2379")
         for endpoint in endpoints:
             _split_endpoint(endpoint)
-        prefix = options.pop("prefix", None) or "/registry"
+        prefix = self.prefix or DEFAULT_PREFIX  # an empty --etcd-prefix too
         if not prefix.startswith("/"):
             raise ValueError(f"the etcd key prefix must start with '/': {prefix!r}")
-        config = cls(endpoints, prefix.rstrip("/") or "", **options)
+        config = replace(self, endpoints=endpoints, prefix=prefix.rstrip("/") or "")
         if scheme == "etcds" and config.ca_file is None:
             raise ValueError("etcds:// needs --etcd-cafile")
         if (config.cert_file is None) != (config.key_file is None):

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 
 from .interface import Watch, WatchEvent
 from .terminations import TERMINATED
-from .window import event_bytes
+from .window import WATCH_WINDOW, event_bytes
 
 MAX_PENDING_BYTES = 64 * 1024 * 1024
 """Bytes of events (their JSON) a subscriber may hold unread before it is cut off at once."""
@@ -111,7 +111,7 @@ class Fanout:
     def __init__(
         self,
         revision: int = 0,
-        max_pending: int = 10_000,
+        max_pending: int = WATCH_WINDOW,
         *,
         max_pending_bytes: int = MAX_PENDING_BYTES,
         stall_timeout: float = STALL_TIMEOUT,

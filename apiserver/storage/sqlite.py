@@ -48,6 +48,7 @@ from .interface import (
     prefix_end,
     set_resource_version,
 )
+from .window import WATCH_WINDOW
 
 _ADDED, _MODIFIED, _DELETED = 0, 1, 2
 _EVENT_TYPES = {_ADDED: EventType.ADDED, _MODIFIED: EventType.MODIFIED, _DELETED: EventType.DELETED}
@@ -85,7 +86,7 @@ class _Write:
 
 
 class SQLiteStore:
-    def __init__(self, path: str | Path, *, history: int = 10_000) -> None:
+    def __init__(self, path: str | Path, *, history: int = WATCH_WINDOW) -> None:
         if history < 1:
             raise ValueError("history must keep at least one revision")
         self.path = str(path)

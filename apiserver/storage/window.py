@@ -16,6 +16,9 @@ from .interface import StoredObject, WatchEvent, prefix_end
 
 V = TypeVar("V")
 
+WATCH_WINDOW = 10_000
+"""Events kept for watches per kind unless configured (``--watch-history``)."""
+
 
 class SortedMap(Generic[V]):
     """Values by key; the keys are sorted when a read needs them in order, after a change

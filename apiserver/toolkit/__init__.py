@@ -1,6 +1,7 @@
 """The small primitives every loop of the server shares: backoff, rate limits, work queues
 and worker loops, and the one list-then-watch loop (the reflector) that the watch cache and
-the sources both run."""
+the sources both run; and ``options``, where a concern's command-line flags are declared
+once, as fields of its options dataclass."""
 
 from .backoff import Backoff
 from .ratelimit import TokenBucket

@@ -29,13 +29,15 @@ from apiserver.auth.x509 import (
     user_of_certificate,
     verify_client_certificate,
 )
-from apiserver.cli import _parser
+from apiserver.cli import build_parser
 from apiserver.server.certs import cert_pem
 from apiserver.server.installcerts import SCHEDULER_SECRET, SCHEDULER_USER, SHIM_SECRET
 from apiserver.server.modes import served_group_versions
-from apiserver.shim.app import build_app
+from apiserver.server.serve import ServeOptions
+from apiserver.shim.app import ShimOptions, build_app
 from apiserver.shim.client import APIClient, Credentials
 from apiserver.shim.paths import Paths
+from apiserver.toolkit.options import from_args, validated
 from tests.e2e.harness import REPO, kubectl_binary
 
 MANIFESTS = REPO / "manifests"
@@ -244,7 +246,8 @@ def test_probes_ports_and_command_line_agree(installs: dict[str, list[Doc]], ins
         get = server[probe]["httpGet"]
         assert (get["path"], get["scheme"]) == (path, "HTTPS")
         assert get["port"] in ports
-    args = _parser().parse_args(server["args"])
+    args = build_parser().parse_args(server["args"])
+    validated(from_args(ServeOptions, args))  # no flag's check refuses its value
     assert args.mode == "aggregated"
     assert ports["https"] == args.secure_port
     assert args.bind_address == "0.0.0.0"
@@ -273,7 +276,7 @@ def test_base_keeps_sqlite_on_its_claim(installs: dict[str, list[Doc]]) -> None:
     docs = installs["base"]
     deployment = one(docs, "Deployment", "dra-apiserver")
     assert deployment["spec"]["replicas"] == 1
-    storage = _parser().parse_args(container(docs)["args"]).storage
+    storage = build_parser().parse_args(container(docs)["args"]).storage
     volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
     [data] = [
         m
@@ -293,7 +296,7 @@ def test_ha_runs_two_replicas_on_three_etcd_members(installs: dict[str, list[Doc
     headless = one(docs, "Service", etcd["spec"]["serviceName"])
     assert headless["spec"]["clusterIP"] == "None"
     namespace = etcd["metadata"]["namespace"]
-    storage = _parser().parse_args(container(docs)["args"]).storage
+    storage = build_parser().parse_args(container(docs)["args"]).storage
     members = [
         f"{etcd['metadata']['name']}-{i}.{headless['metadata']['name']}.{namespace}.svc:2379"
         for i in range(3)
@@ -409,7 +412,9 @@ def scheduler_config(docs: list[Doc]) -> Doc:
 
 
 def shim_args(docs: list[Doc]) -> Any:
-    return _parser().parse_args(shim_container(docs)["args"])
+    args = build_parser().parse_args(shim_container(docs)["args"])
+    validated(from_args(ShimOptions, args))  # no flag's check refuses its value
+    return args
 
 
 def duration_seconds(text: str) -> float:

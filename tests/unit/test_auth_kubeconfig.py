@@ -25,8 +25,11 @@ from apiserver.server.certs import (
     make_ca,
     write_client_cert,
 )
+from apiserver.server.modes import ClusterOptions
 from apiserver.server.serve import ServeOptions, prepare
+from apiserver.server.serving import ServingOptions
 from apiserver.server.tlspeer import request_client_certificates
+from apiserver.storage.options import StorageOptions
 
 
 def _write(path: Path, user: dict[str, Any], cluster: dict[str, Any]) -> Path:
@@ -116,9 +119,9 @@ def test_server_context_asks_for_certificates_without_verifying() -> None:
 
 def test_aggregated_mode_outside_a_cluster_needs_kubeconfigs(tmp_path: Path) -> None:
     options = ServeOptions(
-        storage=f"sqlite:///{tmp_path / 'store.db'}",
-        cert_dir=str(tmp_path / "certs"),
-        mode="aggregated",
+        storage=StorageOptions(storage=f"sqlite:///{tmp_path / 'store.db'}"),
+        serving=ServingOptions(cert_dir=str(tmp_path / "certs")),
+        cluster=ClusterOptions(mode="aggregated"),
         auth=AuthOptions(),
     )
     # The first check to refuse: no kube-apiserver to read from (its message names the flag).

@@ -4,11 +4,13 @@ repeated, a given list replacing the default."""
 from __future__ import annotations
 
 from apiserver.auth.delegation import AuthOptions
-from apiserver.cli import _auth_options, _parser
+from apiserver.cli import build_parser
+from apiserver.server.serve import ServeOptions
+from apiserver.toolkit.options import from_args
 
 
 def _options(*flags: str) -> AuthOptions:
-    return _auth_options(_parser().parse_args(["serve", *flags]))
+    return from_args(ServeOptions, build_parser().parse_args(["serve", *flags])).auth
 
 
 def test_defaults_are_kubernetes_defaults() -> None:

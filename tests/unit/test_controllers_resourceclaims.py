@@ -22,8 +22,8 @@ from apiserver.kinds.resourceclaimtemplate import ResourceClaimTemplateStrategy
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
 from apiserver.machinery.status import StatusUpdate
+from apiserver.server.assembly import resource_claim_controller
 from apiserver.server.cluster import StandaloneCluster
-from apiserver.server.serve import resource_claim_controller
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.waiting import eventually
 

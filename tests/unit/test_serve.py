@@ -7,16 +7,20 @@ from pathlib import Path
 import pytest
 import yaml
 
+from apiserver.auth.delegation import AuthOptions
 from apiserver.server.rbac import RBACService
 from apiserver.server.serve import ServeOptions, prepare
+from apiserver.server.serving import ServingOptions
+from apiserver.storage.options import StorageOptions
 
 
 def options(tmp_path: Path, tokens: Path) -> ServeOptions:
     return ServeOptions(
-        storage=f"sqlite:///{tmp_path / 'data' / 'store.db'}",
-        cert_dir=str(tmp_path / "certs"),
-        kubeconfig_out=str(tmp_path / "kubeconfig"),
-        token_auth_file=str(tokens),
+        storage=StorageOptions(storage=f"sqlite:///{tmp_path / 'data' / 'store.db'}"),
+        serving=ServingOptions(
+            cert_dir=str(tmp_path / "certs"), kubeconfig_out=str(tmp_path / "kubeconfig")
+        ),
+        auth=AuthOptions(token_auth_file=str(tokens)),
     )
 
 
@@ -61,10 +65,9 @@ def test_authorization_mode_chooses_whether_rbac_runs(
     tokens = tmp_path / "certs" / "tokens.csv"
     _, server = prepare(
         ServeOptions(
-            storage=f"sqlite:///{tmp_path / 'data' / 'store.db'}",
-            cert_dir=str(tmp_path / "certs"),
-            token_auth_file=str(tokens),
-            authorization_mode=mode,
+            storage=StorageOptions(storage=f"sqlite:///{tmp_path / 'data' / 'store.db'}"),
+            serving=ServingOptions(cert_dir=str(tmp_path / "certs")),
+            auth=AuthOptions(token_auth_file=str(tokens), authorization_mode=mode),
         )
     )
     assert any(isinstance(s, RBACService) for s in server.services) is rbac
