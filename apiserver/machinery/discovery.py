@@ -222,7 +222,8 @@ def etag(body: bytes) -> str:
 
 
 def _storage_version_hash(resource: ResourceType) -> str:
+    """The same for every version of a resource: it names the version it is stored in."""
     digest = hashlib.sha256(
-        f"{resource.group}/{resource.version}/{resource.kind}".encode()
+        f"{resource.group}/{resource.stored_version}/{resource.kind}".encode()
     ).digest()
     return base64.b64encode(digest[:8]).decode()

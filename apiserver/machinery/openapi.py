@@ -369,7 +369,11 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
         "description": "object name and auth scope",
         "schema": {"type": "string"},
     }
+    # Operation ids are unique across the document: a kind served in several versions names
+    # the version in those of the versions it is not stored in.
     k = resource.kind
+    if resource.stored_version != resource.version:
+        k = resource.version.capitalize() + k
     write = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
     patch_types = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
     collections: list[tuple[str, list[dict[str, Any]]]] = [(f"{root}/{resource.plural}", [])]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 from ..api.field import FieldError
 from ..api.meta import KindModel
 from ..api.names import dns1123_subdomain_errors
+from .conversion import Conversion
 from .resource import VERBS, ResourceType
 from .selectors import FieldGetter
 from .table import AGE_COLUMN, NAME_COLUMN, Column, string_at
@@ -68,6 +69,11 @@ class Strategy(Generic[M]):
     actions: ClassVar[tuple[Action, ...]] = ()
     """Subresources that act on a stored object (``pods/binding``), served by
     ``ActionSubresource``."""
+    conversion: ClassVar[Conversion | None] = None
+    """Set when this strategy serves another version of a kind stored in
+    ``conversion.stored_version``: its registry reads and writes through a
+    ``ConvertingStore``, and the storage version's strategy owns everything else (the
+    controllers, the sources)."""
     columns: ClassVar[tuple[Column, ...]] = ()
     extra_field_getters: ClassVar[Mapping[str, FieldGetter]] = {}
 
@@ -82,6 +88,7 @@ class Strategy(Generic[M]):
             short_names=self.short_names,
             categories=self.categories,
             verbs=self.verbs,
+            storage_version=self.conversion.stored_version if self.conversion else "",
         )
 
     @classmethod

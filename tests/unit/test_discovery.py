@@ -80,6 +80,8 @@ def test_resource_list_of_a_group_version(discovery: Discovery) -> None:
         "devicereservations",
         "devices",
         "resourcepools",
+        "resourcepoolstatusrequests",
+        "resourcepoolstatusrequests/status",
         "resourceslicepatches",
         "resourceslicepatches/status",
     }
@@ -92,6 +94,36 @@ def test_resource_list_of_a_group_version(discovery: Discovery) -> None:
     assert main["storageVersionHash"]
     assert by_name["resourceslicepatches/status"]["verbs"] == SUBRESOURCE_VERBS
     assert discovery.resource_list(GROUP, "v9") is None
+
+
+def test_a_resource_served_in_two_versions_is_listed_in_both_with_one_storage_hash(
+    discovery: Discovery,
+) -> None:
+    """ResourcePoolStatusRequest: stored as v1alpha1, served as v1alpha1 and v1alpha3. Both
+    lists name it; the storage version hash is the same (clients use it to tell that two
+    versions are one resource), and differs from another kind's."""
+
+    def entry(version: str, name: str) -> dict[str, Any]:
+        doc = orjson.loads(discovery.resource_list(GROUP, version) or b"")
+        found: dict[str, Any] = next(r for r in doc["resources"] if r["name"] == name)
+        return found
+
+    v1alpha1 = entry("v1alpha1", "resourcepoolstatusrequests")
+    v1alpha3 = entry("v1alpha3", "resourcepoolstatusrequests")
+    assert v1alpha1["kind"] == v1alpha3["kind"] == "ResourcePoolStatusRequest"
+    assert v1alpha1["shortNames"] == v1alpha3["shortNames"] == ["rpsr"]
+    assert v1alpha1["storageVersionHash"] == v1alpha3["storageVersionHash"]
+    assert (
+        v1alpha3["storageVersionHash"]
+        != entry("v1alpha3", "resourceslicepatches")["storageVersionHash"]
+    )
+    [group] = orjson.loads(discovery.aggregated_apis)["items"]
+    served_in = {
+        v["version"]
+        for v in group["versions"]
+        if any(r["resource"] == "resourcepoolstatusrequests" for r in v["resources"])
+    }
+    assert served_in == {"v1alpha1", "v1alpha3"}
 
 
 def test_a_read_only_resource_offers_get_list_and_watch(discovery: Discovery) -> None:
