@@ -49,7 +49,10 @@ def discovery() -> Discovery:
 
 
 def test_group_versions_are_in_priority_order(discovery: Discovery) -> None:
-    assert discovery.groups[GROUP] == ["v1", "v1beta2", "v1beta1", "v1alpha3", "v1alpha1"]
+    """Kubernetes' order, except that v1alpha1 stores ResourcePoolStatusRequests that
+    v1alpha3 serves converted: the storage version comes first, so a client that names no
+    version (``kubectl get rpsr``) reads the stored shape."""
+    assert discovery.groups[GROUP] == ["v1", "v1beta2", "v1beta1", "v1alpha1", "v1alpha3"]
     group = orjson.loads(discovery.group(GROUP) or b"")
     assert group["kind"] == "APIGroup"
     assert group["name"] == GROUP
@@ -167,7 +170,7 @@ def test_aggregated_discovery(discovery: Discovery) -> None:
     [group] = doc["items"]
     assert group["metadata"]["name"] == GROUP
     versions = [v["version"] for v in group["versions"]]
-    assert versions == ["v1", "v1beta2", "v1beta1", "v1alpha3", "v1alpha1"]
+    assert versions == ["v1", "v1beta2", "v1beta1", "v1alpha1", "v1alpha3"]  # storage first
     v1alpha1 = next(v for v in group["versions"] if v["version"] == "v1alpha1")
     assert v1alpha1["freshness"] == "Current"
     [rpsr] = v1alpha1["resources"]
