@@ -15,7 +15,8 @@ Field by field (v1alpha1 → v1alpha3, and back):
   controller words them) ↔ ``pools[].validationError``: a pool's problems joined with
   ``"; "`` (cut to 256 bytes); messages that name no listed pool have no place in v1alpha3.
 * ``spec.ttlSecondsAfterComplete``, ``status.observationTime`` and the request's own
-  ``validationErrors`` have no v1alpha3 field: they travel in the annotation ``KEPT``, so a
+  ``validationErrors`` (when the pools' messages do not say them all) have no v1alpha3
+  field: they travel in the annotation ``KEPT``, so a
   v1alpha3 client that writes back what it read (an update, a patch, ``kubectl edit``)
   keeps them. The kept ``validationErrors`` are used only while the pools' messages still
   say the same; a status written in v1alpha3 with other messages is stored from those.
@@ -116,7 +117,7 @@ def to_v1alpha3(stored: JSON) -> JSON:
         out["status"] = out_status
         if "observationTime" in status:
             kept_status["observationTime"] = status["observationTime"]
-        if messages:
+        if messages and messages != _validation_errors(out_status.get("pools") or [], None):
             kept_status["validationErrors"] = messages
     kept = {k: v for k, v in (("spec", kept_spec), ("status", kept_status)) if v}
     if kept:
