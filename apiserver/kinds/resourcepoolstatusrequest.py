@@ -54,6 +54,7 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
     singular = "resourcepoolstatusrequest"
     short_names = ("rpsr",)
     has_status = True
+    returns_deleted_object = True
     columns: ClassVar[tuple[Column, ...]] = (
         Column("Driver", "string", path("spec", "driver"), "Driver whose pools are reported."),
         Column("Pool", "string", path("spec", "poolName"), "Pool filter, if any."),

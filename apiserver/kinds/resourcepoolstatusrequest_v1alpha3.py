@@ -42,6 +42,7 @@ class ResourcePoolStatusRequestV1alpha3Strategy(Strategy[ResourcePoolStatusReque
     singular = ResourcePoolStatusRequestStrategy.singular
     short_names = ResourcePoolStatusRequestStrategy.short_names
     has_status = True
+    returns_deleted_object = True
     create_rate_limited = True
     conversion = Conversion(STORED_VERSION, to_stored=to_v1alpha1, from_stored=to_v1alpha3)
     columns: ClassVar[tuple[Column, ...]] = (

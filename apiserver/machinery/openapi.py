@@ -422,7 +422,11 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
                 body=patch_types,
             ),
             "delete": _operation(
-                resource, "delete", f"delete{suffix}{k}", status_ref, params=[_DRY_RUN]
+                resource,
+                "delete",
+                f"delete{suffix}{k}",
+                model_ref if resource.returns_deleted_object else status_ref,
+                params=[_DRY_RUN],
             ),
         }
         # Only the operations the kind is served for (a computed kind reads, a review kind

@@ -69,6 +69,9 @@ class Strategy(Generic[M]):
     actions: ClassVar[tuple[Action, ...]] = ()
     """Subresources that act on a stored object (``pods/binding``), served by
     ``ActionSubresource``."""
+    returns_deleted_object: ClassVar[bool] = False
+    """A delete answers with the deleted object, not a ``Status`` (as upstream's store does
+    for the kind: its generated clients read the answer as the kind)."""
     conversion: ClassVar[Conversion | None] = None
     """Set when this strategy serves another version of a kind stored in
     ``conversion.stored_version``: its registry reads and writes through a
@@ -88,6 +91,7 @@ class Strategy(Generic[M]):
             short_names=self.short_names,
             categories=self.categories,
             verbs=self.verbs,
+            returns_deleted_object=self.returns_deleted_object,
             storage_version=self.conversion.stored_version if self.conversion else "",
         )
 
