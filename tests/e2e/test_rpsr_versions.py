@@ -3,8 +3,8 @@
 ``ResourceV1alpha3Api`` and its DynamicClient. An object created in one version is read,
 listed and watched in the other at the same resourceVersion, answered once by the
 controller; discovery and OpenAPI describe both; bad input is refused in the terms of the
-version sent, with nothing stored; creates in both versions, from many clients at once,
-land once each.
+version sent, with nothing stored; creates in both versions, from many clients at once and
+through two replicas on one etcd, land once each.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pytest
 import yaml
 from kubernetes import client, config, dynamic, watch
 
+from devtools.localetcd import LocalEtcd
 from devtools.waiting import wait_for
 
 from .harness import REPO, ServerProcess, start_server
@@ -272,3 +273,65 @@ def test_the_creation_limit_counts_both_versions(tmp_path: Path) -> None:
                 assert answer.json()["reason"] == "TooManyRequests"
     finally:
         server.stop()
+
+
+def test_two_replicas_on_one_etcd_serve_both_versions_of_one_object(
+    tmp_path: Path, etcd: LocalEtcd
+) -> None:
+    """Replica A takes creates in v1alpha3 and B in v1alpha1, from many clients at once, in
+    two rounds; a v1alpha1 watch on B sees A's creates, each request is answered (by either
+    replica's controller) and both replicas read it alike in both versions."""
+    args = ["--etcd-prefix", f"/{unique('versions')}", "--pool-status"]
+    args += ["--pool-status-create-rate", "0", "--bookmark-interval", "1"]
+    a = start_server(tmp_path / "a", args, storage=etcd.url)
+    b = start_server(tmp_path / "b", args, storage=etcd.url)
+    try:
+        a.kubectl("apply", "-f", str(REPO / "examples"))
+        for round_ in range(2):
+            names = {
+                unique(f"rep-{round_}-{i}"): ("v1alpha3" if i % 2 else "v1alpha1")
+                for i in range(12)
+            }
+            with b.client() as http:
+                since = http.get(f"/apis/{GROUP}/v1alpha1/resourcepoolstatusrequests").json()[
+                    "metadata"
+                ]["resourceVersion"]
+
+            def create(item: tuple[str, str]) -> int:
+                name, version = item
+                server = a if version == "v1alpha3" else b
+                with server.client() as http:
+                    return http.post(
+                        f"/apis/{GROUP}/{version}/resourcepoolstatusrequests",
+                        json=yaml.safe_load(manifest(version, name)),
+                    ).status_code
+
+            with ThreadPoolExecutor(12) as pool:
+                assert list(pool.map(create, names.items())) == [201] * 12
+            added: set[str] = set()
+            with (
+                b.client(timeout=None) as http,
+                http.stream(
+                    "GET",
+                    f"/apis/{GROUP}/v1alpha1/resourcepoolstatusrequests",
+                    params={"watch": "true", "resourceVersion": since, "timeoutSeconds": "60"},
+                ) as events,
+            ):
+                for line in events.iter_lines():
+                    event = json.loads(line)
+                    assert event["object"]["apiVersion"] == f"{GROUP}/v1alpha1"
+                    if event["type"] == "ADDED":
+                        added.add(event["object"]["metadata"]["name"])
+                    if set(names) <= added:
+                        break
+            assert set(names) <= added
+            for name in names:
+                seed = complete(b, name)
+                upstream = get(a, V1ALPHA3, name)
+                assert (
+                    upstream["metadata"]["resourceVersion"] == seed["metadata"]["resourceVersion"]
+                )
+                assert upstream["status"]["poolCount"] == seed["status"]["totalMatchingPools"]
+    finally:
+        a.stop()
+        b.stop()
