@@ -14,6 +14,11 @@ the other at the same resourceVersion, and one watch sees the writes of both.
 
 A kind provides only the two functions (``Conversion``); whatever one version cannot say
 is the kind's to keep (an annotation) or to name as lost, in its module docstring.
+
+Not converted (simpler than Kubernetes, which converts them too): managed fields keep the
+version of the write that recorded them, so a field whose name differs between versions
+loses its owner when the object is next written through the other version; and field
+selectors are the served version's own (a kind gives each version the fields it selects on).
 """
 
 from __future__ import annotations

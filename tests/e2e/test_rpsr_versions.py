@@ -124,6 +124,31 @@ def test_kubectl_table_explain_and_bad_input_in_v1alpha3(cluster: ServerProcess)
     assert cluster.kubectl("get", V1ALPHA1, bad, check=False).returncode != 0
 
 
+def test_kubectl_apply_client_and_server_side_in_v1alpha3(cluster: ServerProcess) -> None:
+    """Client-side apply (a strategic merge patch on the v1alpha3 form) and server-side apply
+    (its managed fields recorded in v1alpha3), each twice, the second with a new label; the
+    stored v1alpha1 object carries the labels, its spec unchanged."""
+    for mode, extra in (("csa", ()), ("ssa", ("--server-side", "--field-manager=versions"))):
+        name = unique(mode)
+        for labels in ({"round": "1"}, {"round": "2"}):
+            doc = yaml.safe_load(manifest("v1alpha3", name, poolName="node-2"))
+            doc["metadata"]["labels"] = labels
+            cluster.kubectl("apply", *extra, "-f", "-", input=yaml.safe_dump(doc))
+        seed = get(cluster, V1ALPHA1, name)
+        assert seed["metadata"]["labels"] == {"round": "2"}
+        assert seed["spec"] == {"driver": DRIVER, "poolName": "node-2", "limit": 100}
+        assert seed["metadata"]["generation"] == 1
+        if mode == "ssa":
+            shown = cluster.kubectl(
+                "get", f"{V1ALPHA1}/{name}", "-o", "json", "--show-managed-fields"
+            ).stdout
+            managers = {
+                (m["manager"], m["apiVersion"])
+                for m in json.loads(shown)["metadata"]["managedFields"]
+            }
+            assert ("versions", f"{GROUP}/v1alpha3") in managers
+
+
 def test_typed_client_creates_watches_and_reads_v1alpha3(
     cluster: ServerProcess, api: client.ApiClient
 ) -> None:
