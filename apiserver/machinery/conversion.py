@@ -23,6 +23,7 @@ selectors are the served version's own (a kind gives each version the fields it 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,8 @@ from ..storage import ListPage, Store, StoredObject, Watch, WatchEvent
 from .resource import ResourceType
 
 JSON = dict[str, Any]
+CACHE_BYTES = 16 * 1024 * 1024
+"""The most bytes of converted objects a ``ConvertingStore`` keeps for the next reader."""
 _Objects = list[StoredObject]
 """(Named here: inside the store class, ``list`` is its method.)"""
 
@@ -51,10 +54,24 @@ class Conversion:
 class ConvertingStore:
     """``store`` as the served version of ``resource`` sees it: objects under the
     resource's keys are converted in and out; other keys a write names with them (the
-    exclusive keys of a kind) pass through unchanged."""
+    exclusive keys of a kind) pass through unchanged.
 
-    def __init__(self, store: Store, resource: ResourceType, conversion: Conversion) -> None:
+    An object at a revision never changes, so its converted form is kept (least recently
+    used first out, at most ``cache_bytes``): the readers of one object, the watchers of one
+    event, convert it once."""
+
+    def __init__(
+        self,
+        store: Store,
+        resource: ResourceType,
+        conversion: Conversion,
+        *,
+        cache_bytes: int = CACHE_BYTES,
+    ) -> None:
         self.backend = store
+        self.cache_bytes = cache_bytes
+        self._converted: OrderedDict[tuple[str, int], StoredObject] = OrderedDict()
+        self._cached_bytes = 0
         self.prefix = resource.key_prefix()
         self.conversion = conversion
         self.served_version = resource.group_version
@@ -77,9 +94,21 @@ class ConvertingStore:
     def _out(self, stored: StoredObject) -> StoredObject:
         if not self._ours(stored.key):
             return stored
+        at = (stored.key, stored.revision)
+        cached = self._converted.get(at)
+        if cached is not None:
+            self._converted.move_to_end(at)
+            return cached
         served = self.conversion.from_stored(stored.obj)
         served["apiVersion"] = self.served_version
-        return StoredObject(stored.key, stored.revision, orjson.dumps(served), served)
+        out = StoredObject(stored.key, stored.revision, orjson.dumps(served), served)
+        if stored.revision > 0 and len(out.raw) <= self.cache_bytes:
+            self._converted[at] = out
+            self._cached_bytes += len(out.raw)
+            while self._cached_bytes > self.cache_bytes:
+                _, dropped = self._converted.popitem(last=False)
+                self._cached_bytes -= len(dropped.raw)
+        return out
 
     def _out_event(self, event: WatchEvent) -> WatchEvent:
         prev = self._out(event.prev) if event.prev is not None else None

@@ -169,3 +169,44 @@ async def test_a_stale_resource_version_in_v1alpha3_is_a_conflict(
         await v1alpha3.update(None, "c", read, OPTS)
     assert refused.value.code == 409
     assert (await v1alpha1.get(None, "c")).obj["metadata"]["labels"] == {"x": "1"}
+
+
+async def test_an_object_at_a_revision_is_converted_once_within_the_byte_bound(
+    store: SQLiteStore,
+) -> None:
+    """Readers of one revision share one conversion; a new revision is converted anew; the
+    kept conversions stay within their byte bound (the oldest read goes first)."""
+    strategy = ResourcePoolStatusRequestV1alpha3Strategy.for_group(GROUP)
+    base = strategy.conversion
+    assert base is not None
+    calls: list[str] = []
+
+    def counted(obj: dict[str, Any]) -> dict[str, Any]:
+        calls.append(obj["metadata"]["name"])
+        return base.from_stored(obj)
+
+    conversion = replace(base, from_stored=counted)
+    v1alpha1 = Registry(ResourcePoolStatusRequestStrategy.for_group(GROUP), store)
+    for name in ("a", "b"):
+        await v1alpha1.create(None, request("v1alpha1", name), OPTS)
+    size = len((await ConvertingStore(store, strategy.resource, conversion).get(
+        strategy.resource.key(None, "a")
+    )).raw)  # fmt: skip
+    converting = ConvertingStore(store, strategy.resource, conversion, cache_bytes=size + 10)
+    calls.clear()
+    key_a, key_b = strategy.resource.key(None, "a"), strategy.resource.key(None, "b")
+    first = await converting.get(key_a)
+    second = await converting.get(key_a)
+    assert second is first
+    assert calls == ["a"]
+    await converting.list(strategy.resource.key_prefix())
+    assert calls == ["a", "b"]  # b pushed a out: only one fits
+    await converting.get(key_a)
+    assert calls == ["a", "b", "a"]
+    await v1alpha1.patch(None, "a", b'{"metadata":{"labels":{"x":"1"}}}', MERGE_PATCH, OPTS)
+    changed = await converting.get(key_a)
+    assert changed is not None
+    assert changed.obj["metadata"]["labels"] == {"x": "1"}
+    assert calls == ["a", "b", "a", "a"]
+    await converting.get(key_b)
+    assert calls[-1] == "b"

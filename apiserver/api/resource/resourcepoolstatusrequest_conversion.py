@@ -74,28 +74,38 @@ def _pool_errors(messages: list[str], pool_name: str) -> str | None:
 # -- v1alpha1 -> v1alpha3 ------------------------------------------------------------
 
 
-def _pool_to_v1alpha3(pool: JSON, messages: list[str]) -> JSON:
-    out: JSON = {
-        "driver": pool.get("driver"),
-        "poolName": pool.get("poolName"),
-        "generation": pool.get("generation", 0),
-    }
-    if pool.get("sliceCount"):
-        out["resourceSliceCount"] = pool["sliceCount"]
-    for name in _COUNTS:
-        if name in pool:
-            out[name] = pool[name]
-    if pool.get("nodeName") is not None:
-        out["nodeName"] = pool["nodeName"]
-    problem = _pool_errors(messages, str(pool.get("poolName")))
+def _problems_by_pool(messages: list[str], pools: list[Any]) -> dict[str, str]:
+    """Each listed pool's ``validationError``, from the request's messages."""
+    found: dict[str, str] = {}
+    for pool in pools:
+        name = str(pool.get("poolName")) if isinstance(pool, dict) else ""
+        problem = _pool_errors(messages, name)
+        if problem is not None:
+            found[name] = problem
+    return found
+
+
+def _pool_to_v1alpha3(pool: JSON, problems: dict[str, str]) -> JSON:
+    # A copy of the stored entry (validated, so only its known fields), renamed: the read
+    # path of every v1alpha3 client, kept cheap.
+    out = dict(pool)
+    slices = out.pop("sliceCount", 0)
+    if slices:
+        out["resourceSliceCount"] = slices
+    out.setdefault("generation", 0)
+    if out.get("nodeName", "") is None:
+        del out["nodeName"]
+    problem = problems.get(str(pool.get("poolName"))) if problems else None
     if problem is not None:
         out["validationError"] = problem
     return out
 
 
 def to_v1alpha3(stored: JSON) -> JSON:
-    """The v1alpha3 form of a stored (v1alpha1) request."""
-    out: JSON = {k: copy.deepcopy(v) for k, v in stored.items() if k not in ("spec", "status")}
+    """The v1alpha3 form of a stored (v1alpha1) request. It shares the parts that do not
+    change (conditions, labels, managed fields) with ``stored``: neither may be mutated
+    afterwards (the store's objects never are)."""
+    out: JSON = {k: v for k, v in stored.items() if k not in ("spec", "status")}
     spec = stored.get("spec") or {}
     kept_spec: JSON = {}
     out_spec: JSON = {k: spec[k] for k in ("driver", "poolName", "limit") if k in spec}
@@ -111,9 +121,10 @@ def to_v1alpha3(stored: JSON) -> JSON:
         total = status.get("totalMatchingPools")
         out_status["poolCount"] = total if total is not None else len(pools or [])
         if pools is not None:
-            out_status["pools"] = [_pool_to_v1alpha3(p, messages) for p in pools]
+            problems = _problems_by_pool(messages, pools) if messages else {}
+            out_status["pools"] = [_pool_to_v1alpha3(p, problems) for p in pools]
         if "conditions" in status:
-            out_status["conditions"] = copy.deepcopy(status["conditions"])
+            out_status["conditions"] = status["conditions"]
         out["status"] = out_status
         if "observationTime" in status:
             kept_status["observationTime"] = status["observationTime"]
@@ -121,7 +132,8 @@ def to_v1alpha3(stored: JSON) -> JSON:
             kept_status["validationErrors"] = messages
     kept = {k: v for k, v in (("spec", kept_spec), ("status", kept_status)) if v}
     if kept:
-        meta = out.setdefault("metadata", {})
+        meta = dict(out.get("metadata") or {})
+        out["metadata"] = meta
         annotations = dict(meta.get("annotations") or {})
         annotations[KEPT] = orjson.dumps(kept, option=orjson.OPT_SORT_KEYS).decode()
         meta["annotations"] = annotations
