@@ -360,3 +360,49 @@ def test_two_replicas_on_one_etcd_serve_both_versions_of_one_object(
     finally:
         a.stop()
         b.stop()
+
+
+def test_a_status_written_through_v1alpha3_is_stored_in_the_seed_shape(tmp_path: Path) -> None:
+    """What an upstream controller does (this server's own is off): write the answer
+    through the v1alpha3 status subresource with kubectl. The stored v1alpha1 status has it
+    in the seed's names; a status upstream refuses is refused naming v1alpha3's field, and
+    nothing changes."""
+    server = start_server(tmp_path / "no-controller", ["--no-pool-status"])
+    try:
+        name = unique("status")
+        server.kubectl("create", "-f", "-", input=manifest("v1alpha1", name))
+        status = {
+            "poolCount": 3,
+            "pools": [
+                {"driver": DRIVER, "poolName": "a", "generation": 2,
+                 "validationError": "generation 2 has 1 of 2 slices"},
+                {"driver": DRIVER, "poolName": "b", "generation": 1, "resourceSliceCount": 1,
+                 "totalDevices": 4, "allocatedDevices": 1, "availableDevices": 3,
+                 "unavailableDevices": 0, "nodeName": "node-b"},
+            ],
+            "conditions": [{"type": "Complete", "status": "True", "reason": "Done",
+                            "message": "", "lastTransitionTime": "2026-11-25T10:00:00Z"}],
+        }  # fmt: skip
+        server.kubectl(
+            "patch", f"{V1ALPHA3}/{name}", "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": status}),
+        )  # fmt: skip
+        seed = get(server, V1ALPHA1, name)["status"]
+        assert (seed["totalMatchingPools"], seed["truncated"]) == (3, True)
+        assert seed["validationErrors"] == ["pool a: generation 2 has 1 of 2 slices"]
+        assert seed["pools"][1]["sliceCount"] == 1
+        assert seed["pools"][1]["nodeName"] == "node-b"
+        assert seed["pools"][0]["totalDevices"] == 0  # unset upstream: stored as 0
+        assert get(server, V1ALPHA3, name)["status"]["pools"][0]["validationError"] == (
+            "generation 2 has 1 of 2 slices"
+        )
+        before = get(server, V1ALPHA1, name)["metadata"]["resourceVersion"]
+        refused = server.kubectl(
+            "patch", f"{V1ALPHA3}/{name}", "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": {"poolCount": -1}}), check=False,
+        )  # fmt: skip
+        assert refused.returncode != 0
+        assert "status.poolCount" in refused.stderr
+        assert get(server, V1ALPHA1, name)["metadata"]["resourceVersion"] == before
+    finally:
+        server.stop()
