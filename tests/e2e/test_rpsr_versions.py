@@ -389,6 +389,8 @@ def test_a_status_written_through_v1alpha3_is_stored_in_the_seed_shape(tmp_path:
         )  # fmt: skip
         seed = get(server, V1ALPHA1, name)["status"]
         assert (seed["totalMatchingPools"], seed["truncated"]) == (3, True)
+        # Answered when its condition says: this server's controller would leave it alone.
+        assert seed["observationTime"] == "2026-11-25T10:00:00Z"
         assert seed["validationErrors"] == ["pool a: generation 2 has 1 of 2 slices"]
         assert seed["pools"][1]["sliceCount"] == 1
         assert seed["pools"][1]["nodeName"] == "node-b"

@@ -72,9 +72,9 @@ def test_fields_are_renamed_and_what_v1alpha3_lacks_is_kept_in_the_annotation() 
     kept = orjson.loads(served["metadata"]["annotations"][KEPT])
     assert kept == {
         "spec": {"ttlSecondsAfterComplete": 60},
-        # Pool b is not listed: its message has no pool to go to, so all are kept.
+        # Pool b is not listed: its message has no pool to go to, so all are kept. The
+        # observation time is the Complete condition's: not kept.
         "status": {
-            "observationTime": NOW,
             "validationErrors": ["pool a: slice x is missing", "pool b: mixed generations"],
         },
     }
@@ -118,7 +118,8 @@ def test_a_status_written_in_v1alpha3_is_stored_in_the_seed_shape() -> None:
     assert out["status"]["validationErrors"] == ["pool p: generation 2 incomplete"]
     assert out["status"]["truncated"] is True
     assert out["status"]["totalMatchingPools"] == 3
-    assert "observationTime" not in out["status"]
+    # Answered when the condition says: the controller will not answer it again.
+    assert out["status"]["observationTime"] == NOW
 
 
 def test_kept_messages_give_way_to_a_pool_message_written_in_v1alpha3() -> None:
@@ -133,6 +134,19 @@ def test_a_failed_answer_has_no_pool_count_in_the_seed_shape_and_zero_in_v1alpha
     served = to_v1alpha3(obj)
     assert served["status"]["poolCount"] == 0
     assert to_v1alpha1(served) == obj
+
+
+def test_an_observation_time_other_than_the_answers_is_kept() -> None:
+    status = request_status([summary("a")], 10, NOW)
+    status["observationTime"] = "2026-11-25T09:59:59Z"
+    obj = stored({"driver": "gpu.example.com"}, status)
+    served = to_v1alpha3(obj)
+    assert orjson.loads(served["metadata"]["annotations"][KEPT]) == {
+        "status": {"observationTime": "2026-11-25T09:59:59Z"}
+    }
+    assert to_v1alpha1(served) == obj
+    answered = to_v1alpha3(stored({"driver": "gpu.example.com"}, request_status([], 10, NOW)))
+    assert "annotations" not in answered["metadata"]
 
 
 def test_other_annotations_are_left_alone_and_an_emptied_map_goes() -> None:

@@ -14,12 +14,18 @@ Field by field (v1alpha1 → v1alpha3, and back):
 * ``status.validationErrors`` (the request's, each ``pool <name>: <problem>`` as the
   controller words them) ↔ ``pools[].validationError``: a pool's problems joined with
   ``"; "`` (cut to 256 bytes); messages that name no listed pool have no place in v1alpha3.
-* ``spec.ttlSecondsAfterComplete``, ``status.observationTime`` and the request's own
-  ``validationErrors`` (when the pools' messages do not say them all) have no v1alpha3
-  field: they travel in the annotation ``KEPT``, so a
-  v1alpha3 client that writes back what it read (an update, a patch, ``kubectl edit``)
-  keeps them. The kept ``validationErrors`` are used only while the pools' messages still
-  say the same; a status written in v1alpha3 with other messages is stored from those.
+* ``status.observationTime`` ↔ the ``lastTransitionTime`` of the ``Complete`` or ``Failed``
+  condition (the controller writes both with one clock reading): a status written in
+  v1alpha3 is stored as answered then, so this server's controller leaves it alone, as
+  upstream's leaves a request with a status. (A v1alpha1 status with such a condition and
+  no ``observationTime``, written back through v1alpha3, gains that time.)
+* ``spec.ttlSecondsAfterComplete``, an ``observationTime`` other than that, and the
+  request's own ``validationErrors`` (when the pools' messages do not say them all) have no
+  v1alpha3 field: they travel in the annotation ``KEPT``, so a v1alpha3 client that writes back what
+  it read (an update, a patch, ``kubectl edit``) keeps them; one that drops the annotation
+  drops them (a TTL dropped is a spec change, refused as such). The kept
+  ``validationErrors`` are used only while the pools' messages still say the same; a
+  status written in v1alpha3 with other messages is stored from those.
 * Upstream's ``spec.defaultPartitionTypeAttribute`` is refused by validation, so it never
   needs a place in v1alpha1.
 
@@ -63,6 +69,15 @@ def _is_complete(status: JSON) -> bool:
     return any(
         isinstance(c, dict) and c.get("type") == "Complete" for c in status.get("conditions") or []
     )
+
+
+def _answered_at(status: JSON) -> str | None:
+    """When the request was answered, as its ``Complete`` or ``Failed`` condition says."""
+    for condition in status.get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") in ("Complete", "Failed"):
+            at = condition.get("lastTransitionTime")
+            return at if isinstance(at, str) else None
+    return None
 
 
 def _pool_errors(messages: list[str], pool_name: str) -> str | None:
@@ -126,7 +141,7 @@ def to_v1alpha3(stored: JSON) -> JSON:
         if "conditions" in status:
             out_status["conditions"] = status["conditions"]
         out["status"] = out_status
-        if "observationTime" in status:
+        if "observationTime" in status and status["observationTime"] != _answered_at(status):
             kept_status["observationTime"] = status["observationTime"]
         if messages and messages != _validation_errors(out_status.get("pools") or [], None):
             kept_status["validationErrors"] = messages
@@ -206,8 +221,9 @@ def to_v1alpha1(served: JSON) -> JSON:
     if isinstance(status, dict):
         kept_status = kept.get("status") or {}
         out_status: JSON = {}
-        if "observationTime" in kept_status:
-            out_status["observationTime"] = kept_status["observationTime"]
+        answered = kept_status.get("observationTime") or _answered_at(status)
+        if answered is not None:
+            out_status["observationTime"] = answered
         pools = [p for p in status.get("pools") or [] if isinstance(p, dict)]
         if "pools" in status:
             out_status["pools"] = [_pool_to_v1alpha1(p) for p in pools]
