@@ -30,6 +30,7 @@ from . import (
     shim,
     suite,
     tlspeer,
+    versions,
     watchmemory,
 )
 
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         tlspeer.SECTION,
         shim.SECTION,
         scheduling.SECTION,
+        versions.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -131,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         ),
         shim.SECTION: lambda: shim.render(shim.run(log=log), date),
         scheduling.SECTION: lambda: scheduling.render(scheduling.run(log=log), date),
+        versions.SECTION: lambda: versions.render(
+            versions.run(generator, versions.Settings(args.rounds, args.seconds, args.warmup)),
+            generator.description,
+            date,
+        ),
     }
     crashed = []
     for section in sections:

@@ -26,6 +26,7 @@ from .resourceclaim import ResourceClaimStrategy
 from .resourceclaimtemplate import ResourceClaimTemplateStrategy
 from .resourcepool import ResourcePoolStrategy
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
+from .resourcepoolstatusrequest_v1alpha3 import ResourcePoolStatusRequestV1alpha3Strategy
 from .resourceslice import ResourceSliceStrategy
 from .resourceslicepatch import ResourceSlicePatchStrategy
 
@@ -46,10 +47,12 @@ def strategies(group: str = DRA_GROUP, *, standalone: bool = True) -> list[Strat
 
 
 def own_strategies(group: str = DRA_GROUP) -> list[Strategy[Any]]:
-    """Our kinds that live in our store (or are answered at once), in both modes."""
+    """Our kinds that live in our store (or are answered at once), in both modes; a kind
+    served in two versions is listed once per version (the storage version first)."""
     return [
         ResourceSlicePatchStrategy.for_group(group),
         ResourcePoolStatusRequestStrategy.for_group(group),
+        ResourcePoolStatusRequestV1alpha3Strategy.for_group(group),
         DeviceReservationStrategy.for_group(group),
         AllocationReviewStrategy.for_group(group),
     ]

@@ -71,12 +71,18 @@ class UserRateLimiter:
 
 
 class CreateRateLimit:
-    """Creates of one resource, limited per user (dry runs are checked but take nothing)."""
+    """Creates of one resource, in whichever version it is served, limited per user (dry
+    runs are checked but take nothing)."""
 
     def __init__(self, resource: ResourceType, limiter: UserRateLimiter) -> None:
         self.resource = resource
         self.limiter = limiter
 
     async def admit(self, request: AdmissionRequest) -> None:
-        if request.operation == CREATE and request.resource == self.resource:
+        resource = request.resource
+        if (
+            request.operation == CREATE
+            and resource.group == self.resource.group
+            and resource.plural == self.resource.plural
+        ):
             self.limiter.admit(request.user.name, dry_run=request.dry_run)

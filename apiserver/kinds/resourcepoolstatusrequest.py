@@ -1,5 +1,8 @@
 """ResourcePoolStatusRequest (KEP-5677): cluster-scoped, status subresource, short name ``rpsr``.
 
+This is the seed's ``v1alpha1``, the version objects are stored in; upstream's ``v1alpha3``
+is served beside it, converted (``resourcepoolstatusrequest_v1alpha3``).
+
 Like a CertificateSigningRequest, the spec is fixed at creation; ``limit`` defaults to
 the KEP's 100. Creation may be rate-limited per user (one of the KEP's Beta items): that is
 an admission plugin (``admission.CreateRateLimit``) the server assembles, not the kind's.
@@ -23,7 +26,9 @@ from ..machinery.table import Column, path, string_at
 VERSION = "v1alpha1"
 
 
-def _condition_status(condition_type: str) -> Any:
+def condition_status(condition_type: str) -> Any:
+    """The status of a request's condition of this type, for a column."""
+
     def get(obj: dict[str, Any]) -> str | None:
         for cond in obj.get("status", {}).get("conditions") or []:
             if isinstance(cond, dict) and cond.get("type") == condition_type:
@@ -49,11 +54,12 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
     singular = "resourcepoolstatusrequest"
     short_names = ("rpsr",)
     has_status = True
+    returns_deleted_object = True
     columns: ClassVar[tuple[Column, ...]] = (
         Column("Driver", "string", path("spec", "driver"), "Driver whose pools are reported."),
         Column("Pool", "string", path("spec", "poolName"), "Pool filter, if any."),
         Column(
-            "Complete", "string", _condition_status("Complete"), "Whether the calculation is done."
+            "Complete", "string", condition_status("Complete"), "Whether the calculation is done."
         ),
         Column("Pools", "integer", _pool_count, "Pools matching the request."),
         Column(

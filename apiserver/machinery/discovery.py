@@ -66,8 +66,9 @@ class Discovery:
         for group, version in self._by_gv:
             if version not in self.groups[group]:
                 self.groups[group].append(version)
-        for versions in self.groups.values():
+        for group, versions in self.groups.items():
             versions.sort(key=version_priority, reverse=True)
+            _storage_versions_first(versions, self._conversions(group))
         self._resource_lists = {gv: orjson.dumps(self._resource_list(*gv)) for gv in self._by_gv}
         named = sorted(g for g in self.groups if g)
         self.api_group_list = orjson.dumps(
@@ -83,6 +84,17 @@ class Discovery:
         )
         self.aggregated_apis = orjson.dumps(self._aggregated(named))
         self.aggregated_core = orjson.dumps(self._aggregated([""] if "" in self.groups else []))
+
+    def _conversions(self, group: str) -> list[tuple[str, str]]:
+        """(storage version, served version) of each resource of ``group`` served in a
+        version it is not stored in."""
+        return [
+            (resource.stored_version, resource.version)
+            for (g, _), served in self._by_gv.items()
+            if g == group
+            for resource, _ in served
+            if resource.stored_version != resource.version
+        ]
 
     def _actions_of(self, resource: ResourceType) -> list[ActionEntry]:
         return self._actions.get((resource.group, resource.version, resource.plural), [])
@@ -203,6 +215,21 @@ class Discovery:
         }
 
 
+def _storage_versions_first(versions: list[str], conversions: list[tuple[str, str]]) -> None:
+    """Move a storage version ahead of the versions that convert into it, in place.
+
+    Clients that name no version (kubectl, for a short name) take a resource in the first
+    version of its group that serves it; as in Kubernetes, where a group's version priority
+    puts the storage version first, that is the version the object is stored in. Versions
+    are otherwise left in ``version_priority`` order."""
+    for stored, served in conversions:
+        if stored in versions and served in versions:
+            at = versions.index(served)
+            if versions.index(stored) > at:
+                versions.remove(stored)
+                versions.insert(at, stored)
+
+
 def wants_aggregated(accept: str | None) -> bool:
     """True if the first satisfiable Accept clause asks for aggregated discovery v2."""
     for media in parse_accept(accept or ""):
@@ -222,7 +249,8 @@ def etag(body: bytes) -> str:
 
 
 def _storage_version_hash(resource: ResourceType) -> str:
+    """The same for every version of a resource: it names the version it is stored in."""
     digest = hashlib.sha256(
-        f"{resource.group}/{resource.version}/{resource.kind}".encode()
+        f"{resource.group}/{resource.stored_version}/{resource.kind}".encode()
     ).digest()
     return base64.b64encode(digest[:8]).decode()

@@ -242,7 +242,7 @@ class ResourceHandler:
             result = await endpoint.deleter.delete(
                 namespace, info.name, await self._delete_options(request)
             )
-            if result.deleted:
+            if result.deleted and not served.resource.returns_deleted_object:
                 return json_response(orjson.dumps(_success(served, result.obj)))
             return self._written(request, served, result, shape)
         if verb == "deletecollection" and endpoint.collection_deleter is not None:

@@ -369,7 +369,11 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
         "description": "object name and auth scope",
         "schema": {"type": "string"},
     }
+    # Operation ids are unique across the document: a kind served in several versions names
+    # the version in those of the versions it is not stored in.
     k = resource.kind
+    if resource.stored_version != resource.version:
+        k = resource.version.capitalize() + k
     write = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
     patch_types = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
     collections: list[tuple[str, list[dict[str, Any]]]] = [(f"{root}/{resource.plural}", [])]
@@ -418,7 +422,11 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
                 body=patch_types,
             ),
             "delete": _operation(
-                resource, "delete", f"delete{suffix}{k}", status_ref, params=[_DRY_RUN]
+                resource,
+                "delete",
+                f"delete{suffix}{k}",
+                model_ref if resource.returns_deleted_object else status_ref,
+                params=[_DRY_RUN],
             ),
         }
         # Only the operations the kind is served for (a computed kind reads, a review kind

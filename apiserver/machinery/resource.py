@@ -24,6 +24,16 @@ class ResourceType:
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = VERBS
     """The verbs served (and advertised by discovery); any other is 405."""
+    returns_deleted_object: bool = False
+    """A delete answers with the object's last state rather than a ``Status`` (the
+    ``ReturnDeletedObject`` of Kubernetes' store, which generated clients expect)."""
+    storage_version: str = ""
+    """The version objects are stored in, when it is not this one (a kind served in
+    several versions, converted at the edge: ``machinery.conversion``)."""
+
+    @property
+    def stored_version(self) -> str:
+        return self.storage_version or self.version
 
     @property
     def group_version(self) -> str:

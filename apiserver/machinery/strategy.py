@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 from ..api.field import FieldError
 from ..api.meta import KindModel
 from ..api.names import dns1123_subdomain_errors
+from .conversion import Conversion
 from .resource import VERBS, ResourceType
 from .selectors import FieldGetter
 from .table import AGE_COLUMN, NAME_COLUMN, Column, string_at
@@ -86,6 +87,14 @@ class Strategy(Generic[M]):
     actions: ClassVar[tuple[Action, ...]] = ()
     """Subresources that act on a stored object (``pods/binding``), served by
     ``ActionSubresource``."""
+    returns_deleted_object: ClassVar[bool] = False
+    """A delete answers with the deleted object, not a ``Status`` (as upstream's store does
+    for the kind: its generated clients read the answer as the kind)."""
+    conversion: ClassVar[Conversion | None] = None
+    """Set when this strategy serves another version of a kind stored in
+    ``conversion.stored_version``: its registry reads and writes through a
+    ``ConvertingStore``, and the storage version's strategy owns everything else (the
+    controllers, the sources)."""
     columns: ClassVar[tuple[Column, ...]] = ()
     extra_field_getters: ClassVar[Mapping[str, FieldGetter]] = {}
 
@@ -100,6 +109,8 @@ class Strategy(Generic[M]):
             short_names=self.short_names,
             categories=self.categories,
             verbs=self.verbs,
+            returns_deleted_object=self.returns_deleted_object,
+            storage_version=self.conversion.stored_version if self.conversion else "",
         )
 
     @classmethod

@@ -33,6 +33,7 @@ from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from ..machinery.action import ActionSubresource
 from ..machinery.admission import AdmissionChain, AdmissionPlugin
 from ..machinery.computed import ComputedResource
+from ..machinery.conversion import ConvertingStore
 from ..machinery.registry import Registry
 from ..machinery.resource import ResourceType
 from ..machinery.rest import Resource
@@ -116,7 +117,8 @@ def serve_kinds(
 ) -> list[Resource]:
     """What serves each kind, by its capabilities: a review kind creates only, a kind in
     ``computed`` reads its own store, any other is stored in ``store`` (with its status
-    subresource if it has a status)."""
+    subresource if it has a status); a version served beside the storage version reads and
+    writes ``store`` through its conversion."""
     served: list[Resource] = []
     for strategy in strategies:
         if isinstance(strategy, ReviewStrategy):
@@ -124,7 +126,13 @@ def serve_kinds(
         elif computed is not None and strategy.resource in computed:
             served.append(ComputedResource(strategy, computed[strategy.resource]))
         else:
-            registry = Registry(strategy, store, admission)
+            conversion = strategy.conversion
+            through: Store = (
+                ConvertingStore(store, strategy.resource, conversion)
+                if conversion is not None
+                else store
+            )
+            registry = Registry(strategy, through, admission)
             served.append(registry)
             if strategy.has_status:
                 served.append(StatusSubresource(registry))

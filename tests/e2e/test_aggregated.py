@@ -146,7 +146,11 @@ def test_refuses_to_start_when_the_upstream_serves_our_version(
     upstream: ServerProcess, tmp_path: Path
 ) -> None:
     """The upstream serves resource.k8s.io/v1alpha3 itself: start is refused, naming the
-    APIService it would clash with and the flag that avoids it; nothing is served."""
+    APIService it would clash with and the flag that avoids it; nothing is served. Its
+    v1alpha3 holds ResourcePoolStatusRequests, as Kubernetes 1.36+ does."""
+    with upstream.client() as http:
+        listed = http.get("/apis/resource.k8s.io/v1alpha3").json()["resources"]
+    assert "resourcepoolstatusrequests" in {r["name"] for r in listed}
     with pytest.raises(RuntimeError) as refused:
         start_server(tmp_path / "clash", aggregated_args(upstream.kubeconfig))
     message = str(refused.value)

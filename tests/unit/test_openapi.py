@@ -319,3 +319,34 @@ def test_every_operation_lists_the_errors_it_returns(doc: dict[str, Any], versio
                 else (response["content"]["application/json"]["schema"])
             )
             assert schema["$ref"].endswith("io.k8s.apimachinery.pkg.apis.meta.v1.Status")
+
+
+def test_a_kind_served_in_two_versions_is_documented_in_both() -> None:
+    """ResourcePoolStatusRequest: stored as v1alpha1, served as v1alpha3 too. Each version
+    has its schemas and paths; operation ids stay unique (the converted version names
+    itself); a delete answers with the deleted object, as upstream's does."""
+    rpsr_gvks = {
+        (g["version"], g["kind"]) for g in gvks(V3_SCHEMAS) if g["kind"].startswith("ResourcePoolS")
+    }
+    assert rpsr_gvks == {
+        ("v1alpha1", "ResourcePoolStatusRequest"),
+        ("v1alpha1", "ResourcePoolStatusRequestList"),
+        ("v1alpha3", "ResourcePoolStatusRequest"),
+        ("v1alpha3", "ResourcePoolStatusRequestList"),
+    }
+    v3_status = V3_SCHEMAS["io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequestStatus"]
+    assert "poolCount" in v3_status["properties"]
+    assert "totalMatchingPools" not in v3_status["properties"]
+    base = "/apis/resource.k8s.io/{}/resourcepoolstatusrequests"
+    ids = {
+        version: V3["paths"][base.format(version)]["get"]["operationId"]
+        for version in ("v1alpha1", "v1alpha3")
+    }
+    assert ids == {
+        "v1alpha1": "listResourcePoolStatusRequest",
+        "v1alpha3": "listV1alpha3ResourcePoolStatusRequest",
+    }
+    deleted = V3["paths"][base.format("v1alpha3") + "/{name}"]["delete"]["responses"]["200"]
+    assert deleted["content"]["application/json"]["schema"]["$ref"].endswith(
+        "io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequest"
+    )

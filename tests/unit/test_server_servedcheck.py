@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.kinds import strategies
 from apiserver.server.modes import served_group_versions
 from apiserver.server.servedcheck import (
     APISERVICES,
@@ -53,6 +54,19 @@ def test_our_group_versions_are_the_ones_the_apiservices_register() -> None:
         "resource.x-k8s.io/v1alpha1",
         "resource.x-k8s.io/v1alpha3",
     ]
+
+
+def test_every_version_a_kind_is_served_in_is_checked() -> None:
+    """ResourcePoolStatusRequest is served in upstream's v1alpha3 as well as in the v1alpha1
+    it is stored in: both are versions the check asks about, so a cluster serving its own
+    v1alpha3 ResourcePoolStatusRequests (Kubernetes 1.36+) is never claimed."""
+    served = {
+        s.resource.group_version
+        for s in strategies("resource.k8s.io", standalone=False)
+        if s.resource.plural == "resourcepoolstatusrequests"
+    }
+    assert served == {"resource.k8s.io/v1alpha1", "resource.k8s.io/v1alpha3"}
+    assert served <= set(served_group_versions("resource.k8s.io"))
 
 
 async def test_a_local_apiservice_is_a_clash_named_with_the_flag_to_use() -> None:

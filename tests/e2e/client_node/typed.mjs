@@ -1,13 +1,15 @@
 // The official JavaScript client (@kubernetes/client-node) against the server: each upstream
 // kind listed and read through its typed API, slices watched, /version/ read. Prints one JSON
-// object of what it saw; the e2e test asserts on it. Usage: node typed.mjs <slice> <node>
+// object of what it saw; the e2e test asserts on it.
+// Usage: node typed.mjs <slice> <node> <resource pool status request>
 import * as k8s from "@kubernetes/client-node";
 
-const [sliceName, nodeName] = process.argv.slice(2);
+const [sliceName, nodeName, requestName] = process.argv.slice(2);
 const config = new k8s.KubeConfig();
 config.loadFromFile(process.env.KUBECONFIG);
 const core = config.makeApiClient(k8s.CoreV1Api);
 const resource = config.makeApiClient(k8s.ResourceV1Api);
+const resourceV1alpha3 = config.makeApiClient(k8s.ResourceV1alpha3Api);
 const rbac = config.makeApiClient(k8s.RbacAuthorizationV1Api);
 const version = config.makeApiClient(k8s.VersionApi);
 
@@ -36,6 +38,7 @@ function watchedSlice() {
 const slice = await resource.readResourceSlice({ name: sliceName });
 const node = await core.readNode({ name: nodeName });
 const watched = await watchedSlice();
+const request = await resourceV1alpha3.readResourcePoolStatusRequest({ name: requestName });
 const seen = {
   version: (await version.getCode()).gitVersion,
   namespaces: (await core.listNamespace()).items.map((n) => n.metadata.name),
@@ -51,5 +54,10 @@ const seen = {
   claims: (await resource.listResourceClaimForAllNamespaces()).kind,
   templates: (await resource.listResourceClaimTemplateForAllNamespaces()).kind,
   clusterRoles: (await rbac.listClusterRole()).items.map((r) => r.metadata.name),
+  requestApiVersion: request.apiVersion,
+  requestSpec: request.spec,
+  requests: (await resourceV1alpha3.listResourcePoolStatusRequest()).items.map(
+    (r) => r.metadata.name,
+  ),
 };
 console.log(JSON.stringify(seen));
