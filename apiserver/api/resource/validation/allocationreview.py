@@ -62,10 +62,10 @@ def validate_allocation_review(review: AllocationReview) -> list[FieldError]:
     for i, name in enumerate(names):
         problems = dns1123_subdomain_errors(name)
         if problems or name in seen:  # the path only for an error: up to 5,000 names
-            at = str(nodes.index(i))
-            errs += [field.invalid(at, name, e) for e in problems]
+            entry = str(nodes.index(i))
+            errs += [field.invalid(entry, name, e) for e in problems]
             if name in seen:
-                errs.append(field.duplicate(at, name))
+                errs.append(field.duplicate(entry, name))
         seen.add(name)
     seconds = spec.reservation_seconds
     if seconds is not None and not 1 <= seconds <= RESERVATION_SECONDS_MAX:
