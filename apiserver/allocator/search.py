@@ -144,9 +144,10 @@ class Search:
         self.plans = plans
         self.held = held
         self.used = used
-        """Shared with the engine: what is consumed now; the search restores what it adds."""
+        """Shared with the held ledger (``ledger``): what is consumed now; the search restores
+        what it adds."""
         self.consumed: Consumed = consumed if consumed is not None else {}
-        """Shared with the engine, likewise: the capacity shares of devices consume."""
+        """Shared with the held ledger, likewise: the capacity shares of devices consume."""
         self.limits = limits
         self.budget = budget
         self.evaluations = evaluations

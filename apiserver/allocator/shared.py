@@ -1,8 +1,10 @@
-"""What an allocator computes that outlives one review: candidates, selector results, each
-node's filtered and grouped candidates, CEL constraint results.
+"""What an allocator's planner computes that outlives one review: candidates, selector
+results, each node's filtered, grouped and free candidates, CEL constraint results.
 
 None of it depends on what is held (allocations and reservations change with every bind;
-the search checks them when it picks), only on the devices, their pools and the classes.
+the search checks them when it picks), only on the devices, their pools and the classes;
+free candidates are kept with the pool states they were read from and used again only
+while those stand (``planning.Planner.free_candidates``).
 So one ``SharedCaches`` serves every allocator made over the same devices and classes:
 ``SharedCaches.for_inputs`` keeps it while every pool's gathered slices and devices are the
 same objects and the classes are the same versions, and starts empty otherwise. A review
@@ -21,6 +23,7 @@ from typing import Any
 from ..pools import GatheredPool, Pools
 from .candidates import Candidate, Group, SelectorCache, Tally
 from .engine import Allocator
+from .planning import Free
 
 JSON = dict[str, Any]
 MAX_NODE_ENTRIES = 200_000
@@ -47,7 +50,7 @@ class SharedCaches:
         self.candidates: dict[int, Candidate] = {}
         self.filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
         self.grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
-        self.free: dict[tuple[str, tuple[Any, ...]], Any] = {}
+        self.free: dict[tuple[str, tuple[Any, ...]], Free] = {}
         self.devices_token: object = None
 
     @classmethod
@@ -75,14 +78,16 @@ class SharedCaches:
         return made
 
     def attach(self, allocator: Allocator) -> None:
-        """Make ``allocator`` read and fill these caches (it must have its caches on)."""
+        """Make ``allocator``'s planner read and fill these caches (it must have its caches
+        on)."""
         if not allocator.caches:
             return
-        allocator.selectors = self.selectors
-        allocator._memo = self.memo
-        allocator._refuted = self.refuted
-        allocator._signatures = self.signatures
-        allocator._candidates = self.candidates
-        allocator._filtered = self.filtered
-        allocator._grouped = self.grouped
-        allocator._free = self.free
+        planner = allocator.planner
+        planner.selectors = self.selectors
+        planner.memo = self.memo
+        planner.refuted = self.refuted
+        planner.signatures = self.signatures
+        planner.candidates = self.candidates
+        planner.filtered = self.filtered
+        planner.grouped = self.grouped
+        planner.free = self.free

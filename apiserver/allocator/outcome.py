@@ -1,0 +1,80 @@
+"""What the allocator answers: per node a ``NodeResult``, per claim a ``ClaimOutcome``.
+
+A ``NodeResult`` says whether the claims fit the node together, with a score (see
+``result``), each claim's outcome and, when they do not, the reasons (``reasons.Reason``).
+Both build what most callers never read only when it is first read: a claim's upstream
+AllocationResult (most nodes of a review are never bound to) and the reasons of an
+infeasible node (most are never shown).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api.resource.views import DeviceID
+from .candidates import Candidate
+from .claims import Alternative, Claim
+from .reasons import Reason
+from .result import allocation_result
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class ClaimOutcome:
+    claim: Claim
+    picks: tuple[tuple[Alternative, Candidate], ...] = ()
+    node: str = ""
+    classes: Mapping[str, JSON] = field(default_factory=dict, repr=False, compare=False)
+    shares: tuple[dict[str, int] | None, ...] = ()
+    """Beside each pick: what it consumes of a shared device (None for a dedicated one)."""
+
+    @property
+    def name(self) -> str:
+        return self.claim.name
+
+    @property
+    def devices(self) -> tuple[DeviceID, ...]:
+        """The devices newly chosen for the claim, admin-access ones excepted (what to hold)."""
+        return tuple(c.id for a, c in self.picks if not a.admin)
+
+    @functools.cached_property
+    def allocation(self) -> JSON | None:
+        """Upstream AllocationResult (the existing one for a claim that was allocated
+        already), built when first read: most nodes of a review are never bound to."""
+        if self.claim.allocation is not None:
+            return self.claim.allocation
+        return allocation_result(self.claim, list(self.picks), self.classes, self.node, self.shares)
+
+
+@dataclass
+class NodeResult:
+    node: str
+    feasible: bool
+    score: int = 0
+    claims: tuple[ClaimOutcome, ...] = ()
+    why: tuple[Reason, ...] | Callable[[], tuple[Reason, ...]] = ()
+    """The reasons, or how to build them when first read (most are never read)."""
+    steps: int = 0
+    evaluations: int = 0
+    """CEL constraint evaluations the search made."""
+    partial_checks: int = 0
+    """Three-valued checks of partial sets against CEL constraints (``partial``)."""
+
+    @property
+    def devices(self) -> tuple[DeviceID, ...]:
+        return tuple(d for c in self.claims for d in c.devices)
+
+    @functools.cached_property
+    def explanations(self) -> tuple[Reason, ...]:
+        """Why the node is infeasible: each a code, the claim, the request and what removed
+        its candidates, with counts."""
+        return self.why() if callable(self.why) else self.why
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The explanations' messages, for people and logs."""
+        return tuple(r.message for r in self.explanations)

@@ -1,0 +1,98 @@
+"""The held ledger (``allocator.ledger``): its books are made only when a search needs them
+(a review answered from each node's free candidates never makes them), and devices held
+before the books are made count exactly as devices held after."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver.allocator import Allocator, SharedCaches, parse_claim
+from apiserver.allocator import reasons as codes
+from apiserver.api.resource.views import DeviceID
+from apiserver.devices import unpatched_states
+from apiserver.pools import Node, Pools, pools_from
+
+DRIVER = "dra.example.com"
+NODES = [Node(f"n{i}", {}) for i in range(3)]
+CLASSES = {"dev": {"metadata": {"name": "dev", "uid": "u", "resourceVersion": "1"}, "spec": {}}}
+JSON = dict[str, Any]
+
+
+def _pools(devices: list[JSON], **extra: Any) -> Pools:
+    slices = [
+        {
+            "metadata": {"name": node.name, "uid": node.name},
+            "spec": {
+                "driver": DRIVER,
+                "pool": {"name": node.name, "generation": 1, "resourceSliceCount": 1},
+                "nodeName": node.name,
+                "devices": devices,
+                **extra,
+            },
+        }
+        for node in NODES
+    ]
+    return pools_from(slices, [s for obj in slices for s in unpatched_states(obj)])
+
+
+def _claim(count: int) -> Any:
+    request = {"name": "r", "exactly": {"deviceClassName": "dev", "count": count}}
+    return parse_claim("ns/c", {"devices": {"requests": [request]}})
+
+
+def _devices(result: Any) -> list[DeviceID]:
+    return [d for outcome in result.claims for d in outcome.devices]
+
+
+async def test_a_review_from_free_candidates_never_makes_the_books() -> None:
+    pools = _pools([{"name": f"d{i}"} for i in range(3)])
+    shared = SharedCaches.for_inputs(None, pools, CLASSES)
+    first = Allocator(pools, CLASSES)
+    shared.attach(first)
+    answers = await first.review([_claim(1)], NODES)
+    again = Allocator(pools, CLASSES)
+    shared.attach(again)
+    cached = await again.review([_claim(1)], NODES)
+    assert [r.feasible for r in cached] == [True] * len(NODES)
+    assert [_devices(r) for r in cached] == [_devices(r) for r in answers]
+    assert not first.ledger.made
+    assert not again.ledger.made
+
+    taken = _devices(cached[0])[0]
+    again.hold([taken])
+    assert not again.ledger.made  # noted, taken when the books are made
+    after = await again.review([_claim(1)], NODES)
+    assert again.ledger.made  # the held device's pool needs them
+    assert taken in again.held
+    assert after[0].feasible
+    assert taken not in _devices(after[0])
+    assert [_devices(r) for r in after[1:]] == [_devices(r) for r in cached[1:]]
+
+
+def test_holding_before_the_books_are_made_counts_as_holding_after() -> None:
+    consumes = [{"counterSet": "mem", "counters": {"gb": {"value": "4"}}}]
+    pools = _pools(
+        [{"name": f"d{i}", "consumesCounters": consumes} for i in range(3)],
+        sharedCounters=[{"name": "mem", "counters": {"gb": {"value": "8"}}}],
+    )
+    device = DeviceID(DRIVER, "n0", "d0")
+    fresh = Allocator(pools, CLASSES)
+    early = Allocator(pools, CLASSES)
+    early.hold([device])
+    assert not early.ledger.made
+    late = Allocator(pools, CLASSES)
+    assert late.held == fresh.held  # the books made
+    late.hold([device])
+
+    assert early.held == late.held == fresh.held | {device}
+    assert early.used == late.used
+    assert early.used != fresh.used  # the held device's counters count as consumed
+    infeasible = early.allocate([_claim(2)], NODES[0])
+    assert not infeasible.feasible
+    assert codes.COUNTERS_EXHAUSTED in {r.code for r in infeasible.explanations}
+    assert early.allocate([_claim(1)], NODES[0]).feasible
+
+    early.release([device])
+    assert early.held == fresh.held
+    assert early.used == fresh.used
+    assert early.allocate([_claim(2)], NODES[0]).feasible
