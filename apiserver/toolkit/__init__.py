@@ -3,8 +3,17 @@ and worker loops, and the one list-then-watch loop (the reflector) that the watc
 the sources both run."""
 
 from .backoff import Backoff
+from .jsonobject import JSON
 from .ratelimit import TokenBucket
 from .reflector import Reflector
 from .workqueue import CoalescingQueue, run_sweeps, run_worker
 
-__all__ = ["Backoff", "CoalescingQueue", "Reflector", "TokenBucket", "run_sweeps", "run_worker"]
+__all__ = [
+    "JSON",
+    "Backoff",
+    "CoalescingQueue",
+    "Reflector",
+    "TokenBucket",
+    "run_sweeps",
+    "run_worker",
+]
