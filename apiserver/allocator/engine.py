@@ -44,10 +44,10 @@ from collections.abc import Callable, Collection, Generator, Iterable, Mapping, 
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api.resource.capacity import share
-from ..api.resource.views import DeviceID
+from ..api.resource import DeviceID, share
 from ..cel import CELError, Program, compile_constraint, compile_selector
 from ..pools import Node, PoolKey, Pools, PoolState, fits, selector_matches
+from ..toolkit import JSON
 from .budget import ReviewBudget
 from .candidates import Candidate, Group, SelectorCache, Tally, filter_candidates, group
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim, ConstraintSpec
@@ -85,8 +85,6 @@ from .search import (
     Search,
     Usage,
 )
-
-JSON = dict[str, Any]
 
 
 @dataclass

@@ -6,7 +6,8 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from ..sources.upstream import KubeConnection
-from .events import JSON, DedupEventRecorder
+from ..toolkit import JSON
+from .events import DedupEventRecorder
 
 MERGE_PATCH = "application/merge-patch+json"
 

@@ -53,7 +53,7 @@ from .user import NOBODY
 from .warningheader import warning_headers
 from .watch import ABORT_EXTENSION, INITIAL_EVENTS_END, WatchItem, WatchRequest, WatchStream
 
-JSON = "application/json"
+JSON_MEDIA_TYPE = "application/json"
 MAX_BODY_BYTES = 3 * 1024 * 1024
 FIELD_MANAGER_MAX = 128
 
@@ -61,7 +61,7 @@ FIELD_MANAGER_MAX = 128
 def json_response(
     body: bytes, code: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
-    return Response(body, status_code=code, media_type=JSON, headers=dict(headers or {}))
+    return Response(body, status_code=code, media_type=JSON_MEDIA_TYPE, headers=dict(headers or {}))
 
 
 def status_response(err: errors.StatusError) -> Response:
@@ -462,7 +462,7 @@ class ResourceHandler:
         return _ClosingStreamingResponse(
             body(),
             self.stopping,
-            media_type=JSON,
+            media_type=JSON_MEDIA_TYPE,
             headers={"Cache-Control": "no-cache, private"},
         )
 

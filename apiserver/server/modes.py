@@ -12,9 +12,7 @@ import aiohttp
 
 from ..auth import Authenticator, Authorizer
 from ..kinds import strategies
-from ..machinery.admission import AdmissionPlugin
-from ..machinery.review import ReviewStrategy
-from ..machinery.strategy import Strategy
+from ..machinery import AdmissionPlugin, ReviewStrategy, Strategy
 from ..sources.upstream import KubeConnection
 from ..storage import Store
 from .aggregated import AggregatedCluster

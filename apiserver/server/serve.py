@@ -32,7 +32,7 @@ from ..kinds.namespace import NamespaceStrategy
 from ..kinds.pod import PodStrategy
 from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourceclaimtemplate import ResourceClaimTemplateStrategy
-from ..machinery.review import ReviewStrategy
+from ..machinery import ReviewStrategy
 from ..pools import PoolIndex
 from ..reservations import MAX_PER_USER as MAX_RESERVATIONS_PER_USER
 from ..reservations import ReservationService

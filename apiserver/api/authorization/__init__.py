@@ -1,6 +1,7 @@
 """Types of the ``authorization.k8s.io`` group: access reviews and rules reviews.
 
-The group's face: other layers import from here, never from its modules."""
+The group's face: other layers import from here, never from its modules; ``group`` (the group
+and version names) is light and may be named directly by code that must not load the rest."""
 
 from .group import AUTHORIZATION_GROUP, AUTHORIZATION_VERSION
 from .protobuf import KINDS

@@ -14,9 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ...toolkit import JSON
 from .rules import Rule, rules_from_json, union
-
-JSON = dict[str, Any]
 
 
 @dataclass(frozen=True)
