@@ -44,10 +44,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 # The group module alone: the scheduler shim loads this module and may not load CEL.
-from ..api.resource.group import DRA_GROUP
+from ..api.resource.group import DRA_GROUP, OTHER_GROUP
 from .certs import _write, cert_pem, ensure_ca, issue_client_cert, issue_serving_cert, key_pem
 
-OTHER_GROUP = "resource.x-k8s.io"
 VERSIONS = ("v1alpha3", "v1alpha1")
 SHIM_SERVICE = "dra-scheduler-shim"
 SHIM_SECRET = "dra-scheduler-shim-tls"

@@ -1,6 +1,6 @@
 """The small primitives every loop of the server shares: backoff, rate limits, work queues
 and worker loops, and the one list-then-watch loop (the reflector) that the watch cache and
-the sources both run."""
+the sources both run; and ``JSON``, the one name for a decoded JSON object."""
 
 from .backoff import Backoff
 from .jsonobject import JSON
