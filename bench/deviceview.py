@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from apiserver.api.resource import DRA_GROUP
-from apiserver.api.resource.mixins import flatten_slice
+from apiserver.api.resource import DRA_GROUP, flatten_slice
 from apiserver.cel import device_value
 from apiserver.devices import Commit, DeviceStore, DeviceView
 from apiserver.kinds.device import DeviceStrategy

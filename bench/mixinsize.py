@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from apiserver.api.resource.mixins import flatten_slice
+from apiserver.api.resource import flatten_slice
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.storage.sqlite import SQLiteStore
 

@@ -34,7 +34,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from apiserver.api.resource import DRA_GROUP
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
-from apiserver.machinery.registry import Registry
+from apiserver.machinery import Registry
 from apiserver.pools import PoolIndex, PoolSummary
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService

@@ -37,13 +37,11 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from apiserver.api.resource import DRA_GROUP
-from apiserver.api.resource.views import dedicated_devices, slice_view
+from apiserver.api.resource import DRA_GROUP, dedicated_devices, slice_view
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
-from apiserver.machinery.registry import Registry, WriteOptions
-from apiserver.machinery.status import StatusSubresource
+from apiserver.machinery import Registry, StatusSubresource, WriteOptions
 from apiserver.pools import device_facts, summarize
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService

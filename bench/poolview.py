@@ -33,12 +33,10 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from apiserver.api.resource import DRA_GROUP
-from apiserver.api.resource.views import slice_view
+from apiserver.api.resource import DRA_GROUP, slice_view
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
-from apiserver.machinery.registry import Registry, WriteOptions
-from apiserver.machinery.status import StatusSubresource
+from apiserver.machinery import Registry, StatusSubresource, WriteOptions
 from apiserver.pools import device_facts, summarize
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService

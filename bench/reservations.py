@@ -34,7 +34,7 @@ from apiserver.api.resource import DRA_GROUP
 from apiserver.kinds.devicereservation import DeviceReservationStrategy
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from apiserver.machinery.registry import DeleteOptions, Registry, WriteOptions
+from apiserver.machinery import DeleteOptions, Registry, WriteOptions
 from apiserver.reservations import ClaimRef, ReservationService
 from apiserver.sources import StoreSource
 from apiserver.storage import Store

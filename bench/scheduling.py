@@ -39,6 +39,8 @@ from typing import Any
 
 import httpx
 
+from apiserver.toolkit import JSON
+
 from . import report
 from .profile import profile_of
 from .shim import DRIVER, NS, REVIEWS, ShimTarget, _create, _pods
@@ -54,8 +56,6 @@ PODS = 40
 """Pods placed per size and state (throughput; the per-pod figures are their medians)."""
 REVIEW_SIZES = (500, 5000)
 REVIEW_ROUNDS = 15
-
-JSON = dict[str, Any]
 
 
 def nodes_to_score(nodes: int) -> int:

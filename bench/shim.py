@@ -38,6 +38,7 @@ from typing import Any
 
 import httpx
 
+from apiserver.toolkit import JSON
 from devtools.process import ChildProcess, free_port, http_probe
 
 from . import report
@@ -51,8 +52,6 @@ THROUGHPUT_PODS = 60
 DRIVER = "gpu.bench.example.com"
 NS = "default"
 REVIEWS = "/apis/resource.k8s.io/v1alpha3/allocationreviews"
-
-JSON = dict[str, Any]
 
 
 class ShimTarget:

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from apiserver.api.resource import DRA_GROUP
-from apiserver.api.resource.resourcepoolstatusrequest_conversion import to_v1alpha3
+from apiserver.api.resource import pool_status_request_to_v1alpha3 as to_v1alpha3
 
 from . import report
 from .load import Generator, LoadSpec

@@ -41,14 +41,21 @@ from typing import Any
 
 import orjson
 
-from ..api.resource.capacity import Capacity, device_capacities, share
-from ..api.resource.views import NODE_NAME, Counters, DeviceID, Placement
+from ..api.resource import (
+    NEEDS_ATTACHING,
+    NODE_NAME,
+    Capacity,
+    Counters,
+    DeviceID,
+    Placement,
+    device_capacities,
+    share,
+)
 from ..cel import DeviceValue, EvaluationError, Program, device_value, evaluate
 from ..pools import BLOCKING_EFFECTS, PoolKey, PoolState, Reach
+from ..toolkit import JSON
 from .claims import Alternative
 
-JSON = dict[str, Any]
-NEEDS_ATTACHING = "kubernetes.io/needs-attaching"
 LOCAL, ATTACHED, NEEDS_ATTACH = 0, 1, 2
 RANK_NAMES = ("node-local", "attached fabric", "fabric needing attach")
 

@@ -13,8 +13,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from ..api.resource.capacity import requested
-from ..api.resource.views import JSON, AllocatedDevice, as_dict, claim_results
+from ..api.resource import AllocatedDevice, as_dict, claim_results, requested
+from ..toolkit import JSON
 
 MAX_DEVICES_PER_CLAIM = 32
 """Upstream's ``AllocationResultsMaxSize``: at most 32 devices per claim."""

@@ -45,10 +45,10 @@ import asyncio
 import functools
 import time
 from collections.abc import Generator, Iterable, Mapping, Sequence
-from typing import Any
 
-from ..api.resource.views import DeviceID
+from ..api.resource import DeviceID
 from ..pools import Node, Pools, selector_matches
+from ..toolkit import JSON
 from .budget import ReviewBudget
 from .candidates import Candidate, Group
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim
@@ -60,8 +60,6 @@ from .planning import Planner, Problem
 from .reasons import ALLOCATED_ELSEWHERE, BUDGET_EXHAUSTED, NOT_SEARCHED, Reason
 from .result import score
 from .search import SLICE, AlternativePlan, Budget, ClaimPlan, Consumed, GaveUp, Search, Usage
-
-JSON = dict[str, Any]
 
 
 class Allocator:

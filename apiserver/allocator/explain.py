@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from ..api.resource.views import DeviceID
+from ..api.resource import DeviceID
 from ..pools import Node, Pools, PoolState, fits
 from .candidates import Tally
 from .claims import MAX_DEVICES_PER_CLAIM, Claim

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..api.resource.views import DeviceID
+from ..api.resource import DeviceID
 from ..pools import PoolKey, Pools
 from .search import Consumed, Usage
 

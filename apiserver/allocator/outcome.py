@@ -12,15 +12,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..api.resource.views import DeviceID
+from ..api.resource import DeviceID
+from ..toolkit import JSON
 from .candidates import Candidate
 from .claims import Alternative, Claim
 from .reasons import Reason
 from .result import allocation_result
-
-JSON = dict[str, Any]
 
 
 @dataclass

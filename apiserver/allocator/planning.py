@@ -22,17 +22,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..api.resource.capacity import share
+from ..api.resource import share
 from ..cel import CELError, Program, compile_constraint, compile_selector
 from ..pools import Node, PoolKey, Pools, PoolState
+from ..toolkit import JSON
 from .candidates import Candidate, Group, SelectorCache, Tally, filter_candidates, group
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim, ConstraintSpec
 from .constraints import CelConstraint, Constraint, DistinctAttribute, Evaluations, MatchAttribute
 from .ledger import Ledger
 from .reasons import INVALID_CLAIM, TOO_MANY_DEVICES, Reason
 from .search import AlternativePlan, ClaimPlan, RequestPlan
-
-JSON = dict[str, Any]
 
 
 class Problem(Exception):

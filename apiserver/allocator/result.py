@@ -28,12 +28,11 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..api.resource.capacity import quantity_text
-from ..api.resource.views import NODE_NAME, NODE_SELECTOR
+from ..api.resource import NODE_NAME, NODE_SELECTOR, quantity_text
+from ..toolkit import JSON
 from .candidates import ATTACHED, LOCAL, Candidate
 from .claims import Alternative, Claim
 
-JSON = dict[str, Any]
 RANK_POINTS = {LOCAL: 100, ATTACHED: 50}
 
 

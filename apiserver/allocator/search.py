@@ -37,8 +37,7 @@ import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
-from ..api.resource.capacity import share
-from ..api.resource.views import DeviceID
+from ..api.resource import DeviceID, share
 from .candidates import Candidate, Group
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim
 from .constraints import Constraint, Evaluations

@@ -21,11 +21,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..pools import GatheredPool, Pools
+from ..toolkit import JSON
 from .candidates import Candidate, Group, SelectorCache, Tally
 from .engine import Allocator
 from .planning import Free
 
-JSON = dict[str, Any]
 MAX_NODE_ENTRIES = 200_000
 """Filtered and grouped entries (node x request kind) kept before starting afresh."""
 

@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import parse_qs
 
-from ..machinery import errors
-from ..machinery.requestinfo import parse_request
-from ..machinery.selectors import FieldGetter, parse_field_selector
+from ..machinery import FieldGetter, errors, parse_field_selector, parse_request
 from ..machinery.user import AUTHENTICATED, UserInfo
 
 

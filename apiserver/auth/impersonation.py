@@ -13,7 +13,13 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 from ..machinery import errors
-from ..machinery.user import ANONYMOUS, AUTHENTICATED, UNAUTHENTICATED, UserInfo
+from ..machinery.user import (
+    ANONYMOUS,
+    AUTHENTICATED,
+    SERVICE_ACCOUNT_PREFIX,
+    UNAUTHENTICATED,
+    UserInfo,
+)
 from .authorizer import Authorizer, RequestAttributes, forbidden
 from .credentials import Credentials
 
@@ -21,7 +27,6 @@ USER = "impersonate-user"
 GROUP = "impersonate-group"
 UID = "impersonate-uid"
 EXTRA_PREFIX = "impersonate-extra-"
-SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 
 
 def wants_impersonation(credentials: Credentials) -> bool:

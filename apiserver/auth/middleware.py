@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..machinery import errors
-from ..machinery.handlers import status_response
+from ..machinery import errors, status_response
 from ..machinery.user import AUTHENTICATED
 from .authenticator import Authenticator
 from .authorizer import AllowAuthenticated, Authorizer, forbidden, request_attributes

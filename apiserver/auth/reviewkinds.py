@@ -12,20 +12,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..api.authentication import AUTHENTICATION_GROUP, AUTHENTICATION_VERSION
-from ..api.authentication.types import SelfSubjectReview, TokenReview
-from ..api.authorization import AUTHORIZATION_GROUP, AUTHORIZATION_VERSION
-from ..api.authorization.types import (
+from ..api.authentication import (
+    AUTHENTICATION_GROUP,
+    AUTHENTICATION_VERSION,
+    SelfSubjectReview,
+    TokenReview,
+)
+from ..api.authorization import (
+    AUTHORIZATION_GROUP,
+    AUTHORIZATION_VERSION,
     SelfSubjectAccessReview,
     SelfSubjectRulesReview,
     SubjectAccessReview,
-)
-from ..api.authorization.validation import (
     validate_self_subject_access_review,
     validate_subject_access_review,
 )
 from ..api.field import FieldError
-from ..machinery.review import ReviewStrategy
+from ..machinery import ReviewStrategy
 from ..machinery.user import UserInfo
 from .authenticator import Authenticator
 from .authorizer import Authorizer

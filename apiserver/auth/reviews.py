@@ -10,23 +10,22 @@ authenticator or authorizer. Pure of HTTP and storage; the create-only resources
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
-from ..api.authentication.types import TokenReviewSpec
-from ..api.authorization.types import (
+from ..api.authentication import TokenReviewSpec
+from ..api.authorization import (
     NonResourceAttributes,
     ResourceAttributes,
     SelfSubjectAccessReviewSpec,
     SubjectAccessReviewSpec,
 )
 from ..machinery.user import UserInfo
+from ..toolkit import JSON
 from .authenticator import Authenticator
 from .authorizer import Authorizer, Decision, RequestAttributes
 from .credentials import Credentials
 from .rbac.authorizer import RuleSet
 from .rbac.rules import Rule
-
-JSON = dict[str, Any]
 
 
 class RuleResolver(Protocol):

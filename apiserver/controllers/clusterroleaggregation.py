@@ -12,9 +12,7 @@ import logging
 import orjson
 
 from ..auth.rbac import RBACIndex, Rule
-from ..machinery import errors
-from ..machinery.patching import MERGE_PATCH
-from ..machinery.registry import Registry, WriteOptions
+from ..machinery import MERGE_PATCH, Registry, WriteOptions, errors
 from ..sources import Source
 from .sweeping import SweepingController
 

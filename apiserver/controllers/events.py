@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import orjson
 
-from ..machinery import errors
-from ..machinery.patching import MERGE_PATCH
-from ..machinery.registry import Registry, WriteOptions
-from ..toolkit.events import JSON, DedupEventRecorder, EventRecorder, EventWriter, event_name
+from ..machinery import MERGE_PATCH, Registry, WriteOptions, errors
+from ..toolkit import JSON
+from ..toolkit.events import DedupEventRecorder, EventRecorder, EventWriter, event_name
 
 __all__ = [
     "JSON",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from ..machinery import MERGE_PATCH
 from ..sources.upstream import KubeConnection
-from .events import JSON, DedupEventRecorder
-
-MERGE_PATCH = "application/merge-patch+json"
+from ..toolkit import JSON
+from .events import DedupEventRecorder
 
 
 class EventWriteError(Exception):

@@ -14,8 +14,7 @@ import logging
 from collections.abc import Sequence
 
 from ..kinds.namespace import KUBERNETES_FINALIZER, FinalizeUpdate, NamespaceStrategy
-from ..machinery import errors
-from ..machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
+from ..machinery import DeleteOptions, ListOptions, Registry, WriteOptions, errors
 from ..sources import Source, SourceEvent
 from ..storage import EventType
 from ..tasks import BackgroundTask

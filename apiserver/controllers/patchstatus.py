@@ -20,24 +20,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 import orjson
 
 from ..devices import DeviceView, PatchReport
-from ..machinery import errors
-from ..machinery.patching import MERGE_PATCH
-from ..machinery.registry import Registry, WriteOptions
-from ..machinery.status import StatusSubresource
+from ..machinery import MERGE_PATCH, Registry, StatusSubresource, WriteOptions, errors
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
-from ..toolkit import CoalescingQueue, TokenBucket, run_worker
+from ..toolkit import JSON, CoalescingQueue, TokenBucket, run_worker
 from ..toolkit.timestamps import now_rfc3339
 from .events import EventRecorder
 
 log = logging.getLogger("apiserver.controllers.patchstatus")
 
-JSON = dict[str, Any]
 CONDITION = "SelectorsValid"
 MESSAGE_MAX = 1024
 

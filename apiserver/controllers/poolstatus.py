@@ -40,24 +40,20 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from ..api.resource.resourcepoolstatusrequest import LIMIT_DEFAULT, VALIDATION_ERRORS_MAX
-from ..machinery import errors
-from ..machinery.registry import Registry, WriteOptions
-from ..machinery.status import StatusSubresource
+from ..api.resource import LIMIT_DEFAULT, VALIDATION_ERRORS_MAX
+from ..machinery import Registry, StatusSubresource, WriteOptions, errors
 from ..pools import PoolIndex, PoolSummary, clip
 from ..sources import Source, SourceEvent, object_revision
 from ..storage import EventType
 from ..tasks import BackgroundTask
-from ..toolkit import CoalescingQueue, TokenBucket, run_worker
+from ..toolkit import JSON, CoalescingQueue, TokenBucket, run_worker
 from ..toolkit.timestamps import now_rfc3339
 
 log = logging.getLogger("apiserver.controllers.poolstatus")
 
-JSON = dict[str, Any]
 COMPLETE, CALCULATION_COMPLETE = "Complete", "CalculationComplete"
 FAILED, CALCULATION_FAILED, STATUS_REJECTED = "Failed", "CalculationFailed", "StatusRejected"
 MESSAGE_MAX = 1024

@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..auth.rbac.bootstrap import reconcile
-from ..machinery import errors
-from ..machinery.registry import Registry, WriteOptions
+from ..machinery import Registry, WriteOptions, errors
 
 log = logging.getLogger("apiserver.controllers.rbacbootstrap")
 MANAGER = "rbac-bootstrap"

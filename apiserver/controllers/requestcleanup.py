@@ -17,17 +17,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from ..machinery import errors
-from ..machinery.registry import DeleteOptions, Registry
+from ..machinery import DeleteOptions, Registry, errors
 from ..sources import Source
+from ..toolkit import JSON
 from ..toolkit.timestamps import parse_rfc3339
 from .sweeping import SweepingController
 
 log = logging.getLogger("apiserver.controllers.requestcleanup")
 
-JSON = dict[str, Any]
 DEFAULT_TTL = 3600.0
 PENDING_TTL = 24 * 3600.0
 

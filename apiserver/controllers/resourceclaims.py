@@ -24,21 +24,17 @@ In aggregated mode the cluster's own controller does all of this; it is not run 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from ..kinds.pod import PodStrategy
 from ..kinds.resourceclaim import ResourceClaimStrategy
-from ..machinery import errors
-from ..machinery.registry import DeleteOptions, Registry, WriteOptions
-from ..machinery.status import StatusUpdate
+from ..machinery import DeleteOptions, Registry, StatusUpdate, WriteOptions, errors
 from ..sources import Source, SourceEvent
 from ..storage import EventType
 from ..tasks import BackgroundTask
-from ..toolkit import CoalescingQueue, TokenBucket, run_worker
+from ..toolkit import JSON, CoalescingQueue, TokenBucket, run_worker
 
 log = logging.getLogger("apiserver.controllers.resourceclaims")
 
-JSON = dict[str, Any]
 MANAGER = "resourceclaim-controller"
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
 """Annotation on a claim made from a template: the pod's entry it was made for."""

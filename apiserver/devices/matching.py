@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..cel import DeviceValue, EvaluationError, Program, device_value, evaluate
+from ..toolkit import JSON
 from .patches import CompiledClass, CompiledPatch
-from .state import JSON
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..toolkit import JSON
 from .patches import CompiledPatch, local_name
-from .state import JSON, PatchMark
+from .state import PatchMark
 
 __all__ = ["local_name", "merge", "taint_text"]
 

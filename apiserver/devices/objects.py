@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from .state import JSON, DeviceState, PatchMark, SelectorFault
+from ..toolkit import JSON
+from .state import DeviceState, PatchMark, SelectorFault
 
 KIND = "Device"
 _OWN = ("name", "includes", "nodeName", "nodeSelector", "allNodes")

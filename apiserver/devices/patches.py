@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cel import CELError, Program, compile_selector
-from .state import JSON
+from ..toolkit import JSON
 
 NULL = None
 """How a ``null`` attribute entry (removal) is represented in ``CompiledPatch.attributes``."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-JSON = dict[str, Any]
+from ..toolkit import JSON
 
 
 @dataclass(frozen=True, slots=True)

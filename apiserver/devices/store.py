@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..machinery.resource import ResourceType
+from ..machinery import ResourceType
 from ..storage.computed import ComputedStore
 from ..storage.window import WATCH_WINDOW
 from .objects import device_object

@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..sources import JSON, Handler, Source, SourceEvent
+from ..sources import Handler, Source, SourceEvent
+from ..toolkit import JSON
 
 RULE_PREFIX = "DeviceTaintRule/"
 

@@ -3,10 +3,10 @@ that need what the view would publish for slices no ResourceSlicePatch touches."
 
 from __future__ import annotations
 
-from ..api.resource.mixins import flatten_slice
-from ..api.resource.views import as_dict, device_placement, placement
+from ..api.resource import as_dict, device_placement, flatten_slice, placement
+from ..toolkit import JSON
 from .names import device_object_name, device_object_uid
-from .state import JSON, DeviceState
+from .state import DeviceState
 
 
 def unpatched_states(obj: JSON) -> list[DeviceState]:

@@ -40,17 +40,16 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from ..api.resource.mixins import flatten_slice
-from ..api.resource.views import device_placement, placement
+from ..api.resource import device_placement, flatten_slice, placement
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
+from ..toolkit import JSON
 from .matching import Candidate, Outcome, SelectorFailure, describe, patch_outcome
 from .merging import merge
 from .names import device_object_name, device_object_uid
 from .pacing import Pacer
 from .patches import CompiledClass, CompiledPatch, compile_class, compile_patch
 from .state import (
-    JSON,
     Commit,
     DeviceChange,
     DeviceListener,

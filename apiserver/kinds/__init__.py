@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.resource import DRA_GROUP
-from ..machinery.strategy import Strategy
+from ..machinery import Strategy
 from .allocationreview import AllocationReviewStrategy
 from .customresourcedefinition import CustomResourceDefinitionStrategy
 from .device import DeviceStrategy

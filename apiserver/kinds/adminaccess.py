@@ -16,9 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import field
-from ..machinery import errors
-from ..machinery.admission import CREATE, AdmissionRequest
-from ..machinery.registry import Registry
+from ..machinery import CREATE, AdmissionRequest, Registry, errors
 from .namespace import NamespaceStrategy
 from .resourceclaim import ResourceClaimStrategy
 from .resourceclaimtemplate import ResourceClaimTemplateStrategy

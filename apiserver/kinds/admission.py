@@ -13,9 +13,7 @@ import math
 import time
 from collections.abc import Callable
 
-from ..machinery import errors
-from ..machinery.admission import CREATE, AdmissionRequest
-from ..machinery.resource import ResourceType
+from ..machinery import CREATE, AdmissionRequest, ResourceType, errors
 from ..toolkit import TokenBucket
 
 MAX_TRACKED = 10_000

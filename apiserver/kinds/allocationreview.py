@@ -12,11 +12,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..api.field import FieldError
-from ..api.resource.allocationreview import RESERVATION_SECONDS_DEFAULT, AllocationReview
-from ..api.resource.resourceclaim import set_claim_spec_defaults
-from ..api.resource.validation.allocationreview import validate_allocation_review
-from ..machinery import errors
-from ..machinery.review import ReviewStrategy
+from ..api.resource import (
+    RESERVATION_SECONDS_DEFAULT,
+    AllocationReview,
+    set_claim_spec_defaults,
+    validate_allocation_review,
+)
+from ..machinery import ReviewStrategy, errors
 from ..machinery.user import UserInfo
 
 VERSION = "v1alpha3"

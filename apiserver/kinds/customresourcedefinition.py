@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..api.apiextensions.customresourcedefinition import CustomResourceDefinition
-from ..machinery.resource import READ_ONLY_VERBS
-from ..machinery.strategy import Strategy
-from ..machinery.table import Column, string_at
+from ..api.apiextensions import CustomResourceDefinition
+from ..machinery import READ_ONLY_VERBS, Column, Strategy, string_at
 
 GROUP = "apiextensions.k8s.io"
 

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..api.resource.computeddevice import Device
-from ..api.resource.views import placement_text
-from ..machinery.resource import READ_ONLY_VERBS
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Strategy
-from ..machinery.table import Column, string_at
+from ..api.resource import ComputedDevice as Device
+from ..api.resource import placement_text
+from ..machinery import READ_ONLY_VERBS, Column, FieldGetter, Strategy, string_at
 
 VERSION = "v1alpha3"
 SHOWN_ENTRIES = 4

@@ -5,12 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..api.field import FieldError
-from ..api.resource import DRA_GROUP, DRA_VERSION
-from ..api.resource.deviceclass import DeviceClass
-from ..api.resource.validation.deviceclass import validate_device_class
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Strategy
-from ..machinery.table import string_at
+from ..api.resource import DRA_GROUP, DRA_VERSION, DeviceClass, validate_device_class
+from ..machinery import FieldGetter, Strategy, string_at
 
 
 class DeviceClassStrategy(Strategy[DeviceClass]):

@@ -14,14 +14,12 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
-from ..api.resource.devicereservation import DeviceReservation
-from ..api.resource.validation.devicereservation import (
+from ..api.resource import (
+    DeviceReservation,
     validate_device_reservation,
     validate_device_reservation_update,
 )
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import ExclusiveKey, Strategy
-from ..machinery.table import Column, human_duration, path, string_at
+from ..machinery import Column, ExclusiveKey, FieldGetter, Strategy, human_duration, path, string_at
 from ..toolkit.timestamps import parse_rfc3339
 
 VERSION = "v1alpha3"

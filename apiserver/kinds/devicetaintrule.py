@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
-from ..api.resource import DRA_GROUP, DRA_VERSION
-from ..api.resource.devicetaintrule import DeviceTaintRule, set_rule_taint_time
-from ..api.resource.validation.devicetaintrule import (
+from ..api.resource import (
+    DRA_GROUP,
+    DRA_VERSION,
+    DeviceTaintRule,
+    set_rule_taint_time,
     validate_device_taint_rule,
     validate_device_taint_rule_status,
 )
-from ..machinery.strategy import Strategy
-from ..machinery.table import Column, path
+from ..machinery import Column, Strategy, path
 from ..toolkit.timestamps import now_rfc3339
 
 

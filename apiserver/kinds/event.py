@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..api.core.event import Event
-from ..api.core.validation.event import validate_event
+from ..api.core import Event, validate_event
 from ..api.field import FieldError
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Strategy
-from ..machinery.table import NAME_COLUMN, Column, human_age, path, string_at
+from ..machinery import NAME_COLUMN, Column, FieldGetter, Strategy, human_age, path, string_at
 
 CORE_GROUP = ""
 

@@ -15,14 +15,10 @@ import copy
 import logging
 from typing import Any, ClassVar
 
-from ..api.core.namespace import Namespace
-from ..api.core.validation.namespace import validate_namespace, validate_namespace_status
+from ..api import dns1123_label_errors
+from ..api.core import Namespace, validate_namespace, validate_namespace_status
 from ..api.field import FieldError
-from ..api.names import dns1123_label_errors
-from ..machinery import errors
-from ..machinery.registry import Registry, WriteOptions
-from ..machinery.strategy import Strategy
-from ..machinery.table import Column
+from ..machinery import Column, Registry, Strategy, WriteOptions, errors
 from ..storage import Store
 from ..tasks import BackgroundTask
 from .event import CORE_GROUP

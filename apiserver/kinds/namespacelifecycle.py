@@ -12,9 +12,7 @@ after construction (``bind``).
 
 from __future__ import annotations
 
-from ..machinery import errors
-from ..machinery.admission import CREATE, DELETE, UPDATE, AdmissionRequest
-from ..machinery.registry import Registry
+from ..machinery import CREATE, DELETE, UPDATE, AdmissionRequest, Registry, errors
 from .namespace import NamespaceStrategy, creation_refusal, deletion_refusal
 
 NAMESPACES = NamespaceStrategy.core().resource

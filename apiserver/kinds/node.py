@@ -12,12 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ..api.core.node import Node
-from ..api.core.validation.node import validate_node, validate_node_status
+from ..api.core import Node, validate_node, validate_node_status
 from ..api.field import FieldError
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Strategy
-from ..machinery.table import AGE_COLUMN, NAME_COLUMN, Column, path
+from ..machinery import AGE_COLUMN, NAME_COLUMN, Column, FieldGetter, Strategy, path
 from .event import CORE_GROUP
 
 ROLE_LABEL_PREFIX = "node-role.kubernetes.io/"

@@ -15,17 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ..api import field
-from ..api.core.binding import Binding
-from ..api.core.pod import Pod
-from ..api.core.validation.pod import validate_pod
+from ..api import KindModel, dns1123_subdomain_errors, field
+from ..api.core import Binding, Pod, validate_pod
 from ..api.field import FieldError
-from ..api.meta import KindModel
-from ..api.names import dns1123_subdomain_errors
-from ..machinery import errors
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Action, Strategy
-from ..machinery.table import Column, path, string_at
+from ..machinery import Action, Column, FieldGetter, Strategy, errors, path, string_at
 from .event import CORE_GROUP
 
 NONE = "<none>"

@@ -10,9 +10,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
-from ..api.rbac import RBAC_GROUP, RBAC_VERSION
-from ..api.rbac.types import ClusterRole, ClusterRoleBinding, Role, RoleBinding
-from ..api.rbac.validation import (
+from ..api.rbac import (
+    RBAC_GROUP,
+    RBAC_VERSION,
+    ClusterRole,
+    ClusterRoleBinding,
+    Role,
+    RoleBinding,
     path_segment_name_errors,
     validate_cluster_role,
     validate_cluster_role_binding,
@@ -20,8 +24,7 @@ from ..api.rbac.validation import (
     validate_role_binding,
     validate_role_ref_unchanged,
 )
-from ..machinery.strategy import Strategy
-from ..machinery.table import AGE_COLUMN, NAME_COLUMN, Column
+from ..machinery import AGE_COLUMN, NAME_COLUMN, Column, Strategy
 
 CREATED_AT_COLUMN = Column(
     "Created At",

@@ -9,16 +9,16 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
-from ..api.resource import DRA_GROUP, DRA_VERSION
-from ..api.resource.resourceclaim import ResourceClaim, set_claim_spec_defaults
-from ..api.resource.validation.resourceclaim import (
+from ..api.resource import (
+    DRA_GROUP,
+    DRA_VERSION,
+    ResourceClaim,
+    set_claim_spec_defaults,
     validate_resource_claim,
     validate_resource_claim_status_update,
     validate_resource_claim_update,
 )
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Strategy
-from ..machinery.table import Column
+from ..machinery import Column, FieldGetter, Strategy
 
 
 def claim_state(obj: dict[str, Any]) -> str:

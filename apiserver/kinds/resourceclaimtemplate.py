@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.field import FieldError
-from ..api.resource import DRA_GROUP, DRA_VERSION
-from ..api.resource.resourceclaim import set_claim_spec_defaults
-from ..api.resource.resourceclaimtemplate import ResourceClaimTemplate
-from ..api.resource.validation.resourceclaimtemplate import (
+from ..api.resource import (
+    DRA_GROUP,
+    DRA_VERSION,
+    ResourceClaimTemplate,
+    set_claim_spec_defaults,
     validate_resource_claim_template,
     validate_resource_claim_template_update,
 )
-from ..machinery.strategy import Strategy
+from ..machinery import Strategy
 
 
 class ResourceClaimTemplateStrategy(Strategy[ResourceClaimTemplate]):

@@ -11,12 +11,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..api.resource.resourcepool import ResourcePool
-from ..api.resource.views import placement_text
-from ..machinery.resource import READ_ONLY_VERBS
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Strategy
-from ..machinery.table import Column, path, string_at
+from ..api.resource import ResourcePool, placement_text
+from ..machinery import READ_ONLY_VERBS, Column, FieldGetter, Strategy, path, string_at
 
 VERSION = "v1alpha3"
 

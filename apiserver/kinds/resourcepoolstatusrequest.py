@@ -13,15 +13,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
-from ..api.resource.resourcepoolstatusrequest import LIMIT_DEFAULT, ResourcePoolStatusRequest
-from ..api.resource.validation.resourcepoolstatusrequest import (
+from ..api.resource import (
+    LIMIT_DEFAULT,
+    ResourcePoolStatusRequest,
     validate_resource_pool_status_request,
     validate_resource_pool_status_request_status,
     validate_resource_pool_status_request_update,
 )
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Strategy
-from ..machinery.table import Column, path, string_at
+from ..machinery import Column, FieldGetter, Strategy, path, string_at
 
 VERSION = "v1alpha1"
 

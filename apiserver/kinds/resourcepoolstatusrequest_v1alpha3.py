@@ -10,18 +10,15 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
-from ..api.resource.resourcepoolstatusrequest import LIMIT_DEFAULT
-from ..api.resource.resourcepoolstatusrequest_conversion import to_v1alpha1, to_v1alpha3
-from ..api.resource.resourcepoolstatusrequest_v1alpha3 import VERSION, ResourcePoolStatusRequest
-from ..api.resource.validation.resourcepoolstatusrequest_v1alpha3 import (
-    validate_request,
-    validate_request_status,
-    validate_request_update,
-)
-from ..machinery.conversion import Conversion
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Strategy
-from ..machinery.table import Column, path, string_at
+from ..api.resource import LIMIT_DEFAULT
+from ..api.resource import POOL_STATUS_REQUEST_V1ALPHA3 as VERSION
+from ..api.resource import ResourcePoolStatusRequestV1alpha3 as ResourcePoolStatusRequest
+from ..api.resource import pool_status_request_to_v1alpha1 as to_v1alpha1
+from ..api.resource import pool_status_request_to_v1alpha3 as to_v1alpha3
+from ..api.resource import validate_pool_status_request_status_v1alpha3 as validate_request_status
+from ..api.resource import validate_pool_status_request_update_v1alpha3 as validate_request_update
+from ..api.resource import validate_pool_status_request_v1alpha3 as validate_request
+from ..machinery import Column, Conversion, FieldGetter, Strategy, path, string_at
 from .resourcepoolstatusrequest import VERSION as STORED_VERSION
 from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy, condition_status
 

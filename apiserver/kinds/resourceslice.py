@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
-from ..api.resource import DRA_GROUP, DRA_VERSION
-from ..api.resource.resourceslice import ResourceSlice, set_taint_times
-from ..api.resource.validation.resourceslice import validate_resource_slice
-from ..machinery.selectors import FieldGetter
-from ..machinery.strategy import Strategy
-from ..machinery.table import Column, string_at
+from ..api.resource import (
+    DRA_GROUP,
+    DRA_VERSION,
+    ResourceSlice,
+    set_taint_times,
+    validate_resource_slice,
+)
+from ..machinery import Column, FieldGetter, Strategy, string_at
 from ..toolkit.timestamps import now_rfc3339
 
 _node = string_at("spec", "nodeName")

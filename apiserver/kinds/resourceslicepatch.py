@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
-from ..api.resource.resourceslicepatch import ResourceSlicePatch, set_patch_taint_times
-from ..api.resource.validation.resourceslicepatch import (
+from ..api.resource import (
+    ResourceSlicePatch,
+    set_patch_taint_times,
     validate_resource_slice_patch,
     validate_resource_slice_patch_status,
 )
-from ..machinery.strategy import Strategy
-from ..machinery.table import Column, path
+from ..machinery import Column, Strategy, path
 from ..toolkit.timestamps import now_rfc3339
 
 VERSION = "v1alpha3"

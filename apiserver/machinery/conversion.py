@@ -26,14 +26,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
 from ..storage import ListPage, Store, StoredObject, Watch, WatchEvent
+from ..toolkit import JSON
 from .resource import ResourceType
 
-JSON = dict[str, Any]
 CACHE_BYTES = 16 * 1024 * 1024
 """The most bytes of converted objects a ``ConvertingStore`` keeps for the next reader."""
 _Objects = list[StoredObject]

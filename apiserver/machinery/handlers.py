@@ -19,8 +19,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from ..api import DeleteOptions as DeleteOptionsBody
+from ..api import Preconditions
 from ..api import field as fielderr
-from ..api import meta
 from ..storage import StoredObject
 from . import errors, queryparams
 from .decoding import FieldValidation, check_object, decode_body, media_type
@@ -52,7 +53,7 @@ from .user import NOBODY
 from .warningheader import warning_headers
 from .watch import ABORT_EXTENSION, INITIAL_EVENTS_END, WatchItem, WatchRequest, WatchStream
 
-JSON = "application/json"
+JSON_MEDIA_TYPE = "application/json"
 MAX_BODY_BYTES = 3 * 1024 * 1024
 FIELD_MANAGER_MAX = 128
 
@@ -60,7 +61,7 @@ FIELD_MANAGER_MAX = 128
 def json_response(
     body: bytes, code: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
-    return Response(body, status_code=code, media_type=JSON, headers=dict(headers or {}))
+    return Response(body, status_code=code, media_type=JSON_MEDIA_TYPE, headers=dict(headers or {}))
 
 
 def status_response(err: errors.StatusError) -> Response:
@@ -303,10 +304,10 @@ class ResourceHandler:
     async def _delete_options(self, request: Request) -> DeleteOptions:
         """DeleteOptions from the body (checked against its model) or the query."""
         body = await self._body(request)
-        options = meta.DeleteOptions()
+        options = DeleteOptionsBody()
         if body.strip():
             raw = decode_body(body, request.headers.get("content-type"))
-            parsed, _unknown, problems = check_object(raw, meta.DeleteOptions)
+            parsed, _unknown, problems = check_object(raw, DeleteOptionsBody)
             if parsed is None:
                 raise errors.bad_request(
                     "the DeleteOptions in the request body are invalid: "
@@ -331,7 +332,7 @@ class ResourceHandler:
                     )
                 ],
             )
-        pre = options.preconditions or meta.Preconditions()
+        pre = options.preconditions or Preconditions()
         return DeleteOptions(
             dry_run=bool(dry_run),
             precondition_uid=pre.uid,
@@ -461,7 +462,7 @@ class ResourceHandler:
         return _ClosingStreamingResponse(
             body(),
             self.stopping,
-            media_type=JSON,
+            media_type=JSON_MEDIA_TYPE,
             headers={"Cache-Control": "no-cache, private"},
         )
 

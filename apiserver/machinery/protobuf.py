@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..api.authentication.protobuf import KINDS as AUTHENTICATION_KINDS
-from ..api.authorization.protobuf import KINDS as AUTHORIZATION_KINDS
-from ..api.core.protobuf import KINDS as CORE_KINDS
-from ..api.protobuf import MAGIC, Message, ProtobufError, decode, envelope
-from ..api.rbac.protobuf import KINDS as RBAC_KINDS
+from ..api import PROTOBUF_MAGIC as MAGIC
+from ..api import Message, ProtobufError
+from ..api import decode_protobuf as decode
+from ..api import protobuf_envelope as envelope
+from ..api.authentication import KINDS as AUTHENTICATION_KINDS
+from ..api.authorization import KINDS as AUTHORIZATION_KINDS
+from ..api.core import KINDS as CORE_KINDS
+from ..api.rbac import KINDS as RBAC_KINDS
 from . import errors
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"

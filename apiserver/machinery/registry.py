@@ -24,10 +24,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..api import KindModel, validate_object_meta
 from ..api import field as fielderr
 from ..api.field import FieldError
-from ..api.meta import KindModel
-from ..api.metavalidation import validate_object_meta
 from ..storage import (
     KeyExistsError,
     KeyNotFoundError,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Generic
 
+from ..api import validate_object_meta
 from ..api.field import FieldError
-from ..api.metavalidation import validate_object_meta
 from . import errors
 from .intake import BodyType, check_type_meta, parse_written
 from .resource import CREATE_ONLY_VERBS

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..api.names import label_value_errors, qualified_name_errors
+from ..api import label_value_errors, qualified_name_errors
 from . import errors
 
 FieldGetter = Callable[[dict[str, Any]], str | None]

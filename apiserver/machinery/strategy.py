@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
+from ..api import KindModel, dns1123_subdomain_errors
 from ..api.field import FieldError
-from ..api.meta import KindModel
-from ..api.names import dns1123_subdomain_errors
 from .conversion import Conversion
 from .resource import VERBS, ResourceType
 from .selectors import FieldGetter

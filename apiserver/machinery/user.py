@@ -14,6 +14,8 @@ AUTHENTICATED = "system:authenticated"
 UNAUTHENTICATED = "system:unauthenticated"
 MASTERS = "system:masters"
 ANONYMOUS = "system:anonymous"
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+"""A ServiceAccount's user name is this prefix, then ``<namespace>:<name>``."""
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..api.resource.views import (
+from ..api.resource import (
     NODE_NAME,
     PER_DEVICE,
     Counters,

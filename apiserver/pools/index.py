@@ -32,15 +32,8 @@ import gc
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
 
-from ..api.resource.views import (
-    DeviceID,
-    SliceView,
-    dedicated_devices,
-    shared_devices,
-    slice_view,
-)
+from ..api.resource import DeviceID, SliceView, dedicated_devices, shared_devices, slice_view
 from ..devices import Commit, DeviceState, DeviceView
 from ..sources import Source, SourceEvent
 from ..storage import EventType
@@ -52,7 +45,6 @@ from .summary import PoolSummary, summary_of
 
 log = logging.getLogger("apiserver.pools")
 
-JSON = dict[str, Any]
 CHUNK = 256
 """Devices absorbed between two checks of the time budget."""
 

@@ -29,7 +29,7 @@ import logging
 import time
 from collections.abc import Iterable
 
-from ..machinery.resource import ResourceType
+from ..machinery import ResourceType
 from ..storage.computed import ComputedStore
 from ..storage.window import WATCH_WINDOW
 from ..tasks import BackgroundTask

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api.resource.views import ALL_NODES, NODE_NAME, NODE_SELECTOR, Placement
+from ..api.resource import ALL_NODES, NODE_NAME, NODE_SELECTOR, Placement
 
 
 @dataclass(frozen=True)

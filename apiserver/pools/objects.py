@@ -9,13 +9,12 @@ resourceVersion, so an unchanged pool sends no event.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..api.resource.views import ALL_NODES, NODE_NAME, NODE_SELECTOR, PER_DEVICE
+from ..api.resource import ALL_NODES, NODE_NAME, NODE_SELECTOR, PER_DEVICE
+from ..toolkit import JSON
 from .gather import GatheredPool
 from .summary import PoolSummary
 
-JSON = dict[str, Any]
 KIND = "ResourcePool"
 
 

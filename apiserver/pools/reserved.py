@@ -23,15 +23,14 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
-from ..api.resource.views import DeviceID
+from ..api.resource import DeviceID
 from ..kinds.devicereservation import device_ids, expiration, reserved_by
 from ..sources import Source, SourceEvent, object_revision
 from ..storage import EventType
+from ..toolkit import JSON
 from .gather import PoolKey
 
-JSON = dict[str, Any]
 RELEASES_KEPT = 1024
 """Deletes remembered for ``released_after`` (a search only asks about the last moments)."""
 

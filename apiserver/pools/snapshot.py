@@ -17,8 +17,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..api.resource.views import (
-    JSON,
+from ..api.resource import (
     NODE_NAME,
     DeviceID,
     Placement,
@@ -29,6 +28,7 @@ from ..api.resource.views import (
     slice_view,
 )
 from ..devices import DeviceState
+from ..toolkit import JSON
 from .gather import DeviceFacts, GatheredPool, Occupancy, PoolKey, device_facts, gather
 from .nodes import Node, reaches
 

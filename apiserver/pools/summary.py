@@ -26,13 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from ..api.resource.resourcepoolstatusrequest import VALIDATION_ERROR_MAX_LENGTH
-from ..api.resource.views import SliceView
+from ..api.resource import VALIDATION_ERROR_MAX_LENGTH, SliceView
+from ..toolkit import JSON
 from .gather import DeviceFacts, GatheredPool, gather
-
-JSON = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

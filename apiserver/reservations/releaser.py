@@ -17,8 +17,7 @@ import logging
 from typing import Any
 
 from ..kinds.devicereservation import device_ids, expiration
-from ..machinery import errors
-from ..machinery.registry import DeleteOptions, Registry
+from ..machinery import DeleteOptions, Registry, errors
 from ..pools import HeldReservations, lapsed
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask

@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..api.resource.devicereservation import DeviceReservation
+from ..api.resource import DeviceReservation
 from ..kinds.devicereservation import DeviceReservationStrategy
-from ..machinery import errors
-from ..machinery.registry import Registry, WriteOptions
+from ..machinery import Registry, WriteOptions, errors
 from ..machinery.user import UserInfo
 from ..pools import HeldReservations, lapsed, now_utc
 from ..sources import Source, StoreSource

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import orjson
 
-JSON = dict[str, Any]
+from ..toolkit import JSON
 
 
 class ExtenderError(Exception):

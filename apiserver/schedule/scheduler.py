@@ -26,8 +26,8 @@ from collections.abc import Mapping
 
 from ..shim.client import APIClient, APIError
 from ..shim.events import ClientEventRecorder
-from ..toolkit import Backoff, CoalescingQueue, Reflector, TokenBucket, run_worker
-from .extender import JSON, Extender, ExtenderError
+from ..toolkit import JSON, Backoff, CoalescingQueue, Reflector, TokenBucket, run_worker
+from .extender import Extender, ExtenderError
 
 log = logging.getLogger("apiserver.schedule")
 

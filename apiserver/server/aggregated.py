@@ -22,11 +22,7 @@ from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..kinds.resourceslice import ResourceSliceStrategy
 from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from ..machinery.admission import AdmissionPlugin
-from ..machinery.registry import Registry
-from ..machinery.resource import ResourceType
-from ..machinery.rest import Resource
-from ..machinery.strategy import Strategy
+from ..machinery import AdmissionPlugin, Registry, Resource, ResourceType, Strategy
 from ..sources import KubeSource, Source, StoreSource
 from ..sources.upstream import KubeConnection
 from ..storage import Store

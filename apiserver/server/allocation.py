@@ -50,12 +50,7 @@ from ..allocator import (
     SharedCaches,
     parse_claim,
 )
-from ..api.resource.allocationreview import (
-    ANSWER_SCORES,
-    RESERVATION_SECONDS_DEFAULT,
-    AllocationReview,
-)
-from ..api.resource.views import DeviceID
+from ..api.resource import ANSWER_SCORES, RESERVATION_SECONDS_DEFAULT, AllocationReview, DeviceID
 from ..machinery import errors
 from ..machinery.user import UserInfo
 from ..pools import Node, PoolIndex, Pools

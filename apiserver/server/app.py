@@ -36,13 +36,25 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..auth import Authenticator, AuthMiddleware, Authorizer
-from ..machinery import errors
-from ..machinery.discovery import V2_CONTENT_TYPE, ActionEntry, Discovery, etag, wants_aggregated
-from ..machinery.handlers import MAX_BODY_BYTES, ResourceHandler, json_response, status_response
-from ..machinery.openapi import ServedKind, encode, v2_document, v3_document
-from ..machinery.openapiproto import MEDIA_TYPES as OPENAPI_V2_PROTOBUF
-from ..machinery.openapiproto import encode_document
-from ..machinery.rest import Resource
+from ..machinery import (
+    MAX_BODY_BYTES,
+    OPENAPI_V2_PROTOBUF,
+    V2_CONTENT_TYPE,
+    ActionEntry,
+    Discovery,
+    Resource,
+    ResourceHandler,
+    ServedKind,
+    errors,
+    json_response,
+    status_response,
+    v2_document,
+    v3_document,
+    wants_aggregated,
+)
+from ..machinery import discovery_etag as etag
+from ..machinery import encode_openapi as encode
+from ..machinery import encode_openapi_v2_protobuf as encode_document
 from ..storage import Store
 from ..storage.terminations import TERMINATED
 from ..toolkit.options import non_negative, option, positive

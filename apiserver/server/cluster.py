@@ -30,16 +30,20 @@ from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..kinds.resourceslice import ResourceSliceStrategy
 from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from ..machinery.action import ActionSubresource
-from ..machinery.admission import AdmissionChain, AdmissionPlugin
-from ..machinery.computed import ComputedResource
-from ..machinery.conversion import ConvertingStore
-from ..machinery.registry import Registry
-from ..machinery.resource import ResourceType
-from ..machinery.rest import Resource
-from ..machinery.review import ReviewResource, ReviewStrategy
-from ..machinery.status import StatusSubresource
-from ..machinery.strategy import Strategy
+from ..machinery import (
+    ActionSubresource,
+    AdmissionChain,
+    AdmissionPlugin,
+    ComputedResource,
+    ConvertingStore,
+    Registry,
+    Resource,
+    ResourceType,
+    ReviewResource,
+    ReviewStrategy,
+    StatusSubresource,
+    Strategy,
+)
 from ..sources import Source, StoreSource
 from ..storage import ReadableStore, Store
 

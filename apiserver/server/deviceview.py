@@ -16,8 +16,7 @@ from ..controllers import PatchStatusController
 from ..devices import DeviceStore, DeviceView, PatchesAndRules
 from ..kinds.device import DeviceStrategy
 from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from ..machinery.computed import ComputedResource
-from ..machinery.rest import Resource
+from ..machinery import ComputedResource, Resource
 from ..sources import Source
 from ..storage.window import WATCH_WINDOW
 from ..toolkit.options import non_negative, option, toggle

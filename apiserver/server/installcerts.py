@@ -44,11 +44,10 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from ..api.resource import DRA_GROUP
+from ..api.resource.group import DRA_GROUP, OTHER_GROUP
 from ..toolkit.options import option, switch
 from .certs import _write, cert_pem, ensure_ca, issue_client_cert, issue_serving_cert, key_pem
 
-OTHER_GROUP = "resource.x-k8s.io"
 VERSIONS = ("v1alpha3", "v1alpha1")
 SHIM_SERVICE = "dra-scheduler-shim"
 SHIM_SECRET = "dra-scheduler-shim-tls"

@@ -14,9 +14,7 @@ import aiohttp
 from ..api.resource import DRA_GROUP
 from ..auth import Authenticator, Authorizer
 from ..kinds import strategies
-from ..machinery.admission import AdmissionPlugin
-from ..machinery.review import ReviewStrategy
-from ..machinery.strategy import Strategy
+from ..machinery import AdmissionPlugin, ReviewStrategy, Strategy
 from ..sources.upstream import KubeConnection
 from ..storage import Store
 from ..toolkit.options import option

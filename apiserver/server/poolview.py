@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..kinds.resourcepool import ResourcePoolStrategy
-from ..machinery.computed import ComputedResource
-from ..machinery.rest import Resource
+from ..machinery import ComputedResource, Resource
 from ..pools import LivePools, PoolIndex
 from ..storage.window import WATCH_WINDOW
 from ..toolkit.options import non_negative, option

@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from ..machinery.watch import ABORT_EXTENSION
+from ..machinery import ABORT_EXTENSION
 
 MAX_HEAD_BYTES = 1024 * 1024
 """Most bytes of request line and headers together (Kubernetes: 1 MiB)."""

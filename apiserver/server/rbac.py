@@ -22,7 +22,7 @@ from ..kinds.rbac import (
     RoleBindingStrategy,
     RoleStrategy,
 )
-from ..machinery.strategy import Strategy
+from ..machinery import Strategy
 from ..sources import SourceEvent, StoreSource
 from ..storage import EventType
 from .cluster import Cluster

@@ -25,8 +25,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..api.resource import DRA_GROUP
-from ..api.resource.allocationreview import AllocationReview
+from ..api.resource import DRA_GROUP, AllocationReview
 from ..auth import Authorizer, RequestAttributes, forbidden
 from ..machinery.user import UserInfo
 

@@ -23,7 +23,7 @@ from ..auth.delegation import AuthOptions, ModeAuth, auth_for_mode
 from ..auth.kubeconfig import load_kubeconfig
 from ..auth.reviewkinds import review_strategies
 from ..auth.reviews import EveryRule, RuleResolver
-from ..machinery.review import ReviewStrategy
+from ..machinery import ReviewStrategy
 from ..machinery.user import UserInfo
 from ..storage import Store
 from ..storage.options import open_store

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..api.resource.group import OTHER_GROUP
 from ..sources.upstream import KubeConnection
 
 APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
 AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
-OTHER_GROUP = "resource.x-k8s.io"
 
 
 class UpstreamCheckError(ValueError):

@@ -20,7 +20,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ..api.resource import DRA_GROUP
+from ..api.resource.group import DRA_GROUP
 from ..server.certs import ensure_serving_certs
 from ..server.tlspeer import PeerCertificateProtocol, ssl_context_factory
 from ..toolkit.options import comma_list, log_level_option, non_negative, option, port_number

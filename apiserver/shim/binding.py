@@ -37,9 +37,9 @@ import copy
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..api.resource.resourceclaim import ATTACH_FAILED, IS_ATTACHED, NEEDS_ATTACHING
+from ..toolkit import JSON
 from ..toolkit.timestamps import now_rfc3339
 from .claims import pod_claims
 from .client import APIClient, APIError
@@ -51,7 +51,6 @@ from .scheduling import review, why_infeasible
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 CONFLICT_RETRIES = 10
 ATTACH_TIMEOUT = 600.0
 COMPONENT = "dra-scheduler-shim"

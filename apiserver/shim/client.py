@@ -18,7 +18,8 @@ import httpx
 import orjson
 import yaml
 
-JSON = dict[str, Any]
+from ..toolkit import JSON
+
 IN_CLUSTER = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 TOKEN_REREAD = 60.0
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from ..toolkit.events import JSON, DedupEventRecorder
+from ..toolkit import JSON
+from ..toolkit.events import DedupEventRecorder
 from .client import APIClient, APIError
 
 

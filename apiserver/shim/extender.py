@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..toolkit import JSON
+
 MAX_EXTENDER_PRIORITY = 10
 """The highest score an extender gives (``extenderv1.MaxExtenderPriority``)."""
-
-JSON = dict[str, Any]
 
 
 class ProtocolError(ValueError):

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
 
 from ..api.resource.allocationreview import ANSWER_SCORES
+from ..toolkit import JSON
 from .claims import pod_claims, pod_namespace
 from .client import APIClient, APIError
 from .extender import FilterArgs, FilterResult, scaled
 from .paths import Paths
-
-JSON = dict[str, Any]
 
 PREEMPTION_HELPS: dict[str, bool] = {
     # Nothing on the node could ever serve the request: no pod's eviction changes that.

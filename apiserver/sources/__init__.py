@@ -6,9 +6,9 @@ so fields this server does not know survive), and ``MemorySource`` whose objects
 sets (tests, benchmarks).
 """
 
-from ..toolkit import Backoff
+from ..toolkit import JSON, Backoff
 from .informer import Informer
-from .interface import JSON, Handler, Source, SourceEvent, object_key, object_revision
+from .interface import Handler, Source, SourceEvent, object_key, object_revision
 from .kube import KubeSource
 from .memory import MemorySource, RevisionClock
 from .store import StoreSource

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..storage import EventType
-from .interface import JSON, SourceEvent, object_key
+from ..toolkit import JSON
+from .interface import SourceEvent, object_key
 
 
 class ObjectCache:

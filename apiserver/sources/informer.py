@@ -13,9 +13,9 @@ import logging
 
 from ..storage import EventType
 from ..tasks import BackgroundTask
-from ..toolkit import Backoff, Reflector
+from ..toolkit import JSON, Backoff, Reflector
 from .cache import ObjectCache
-from .interface import JSON, Handler, SourceEvent
+from .interface import Handler, SourceEvent
 
 log = logging.getLogger("apiserver.sources")
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..storage import EventType
-
-JSON = dict[str, Any]
+from ..toolkit import JSON
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,8 @@ import aiohttp
 import orjson
 
 from ..storage import EventType
-from ..toolkit import Backoff
+from ..toolkit import JSON, Backoff
 from .informer import Informer
-from .interface import JSON
 
 
 class _Gone(Exception):

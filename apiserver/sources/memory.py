@@ -12,8 +12,9 @@ import itertools
 from collections.abc import Iterable
 
 from ..storage import EventType
+from ..toolkit import JSON
 from .informer import Informer
-from .interface import JSON, object_key
+from .interface import object_key
 
 
 class RevisionClock:

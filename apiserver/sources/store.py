@@ -19,9 +19,8 @@ import contextlib
 
 from ..storage import RevisionCompactedError, StorageError, Store, Watch
 from ..tasks import BackgroundTask
-from ..toolkit import Backoff
+from ..toolkit import JSON, Backoff
 from .informer import Informer, log
-from .interface import JSON
 
 
 class StoreSource(Informer):

@@ -4,8 +4,17 @@ the sources both run; and ``options``, where a concern's command-line flags are 
 once, as fields of its options dataclass."""
 
 from .backoff import Backoff
+from .jsonobject import JSON
 from .ratelimit import TokenBucket
 from .reflector import Reflector
 from .workqueue import CoalescingQueue, run_sweeps, run_worker
 
-__all__ = ["Backoff", "CoalescingQueue", "Reflector", "TokenBucket", "run_sweeps", "run_worker"]
+__all__ = [
+    "JSON",
+    "Backoff",
+    "CoalescingQueue",
+    "Reflector",
+    "TokenBucket",
+    "run_sweeps",
+    "run_worker",
+]

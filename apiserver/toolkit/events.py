@@ -11,11 +11,11 @@ any API server over HTTPS (the scheduler shim and the stand-in scheduler).
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Protocol
+from typing import Protocol
 
+from .jsonobject import JSON
 from .timestamps import now_rfc3339
 
-JSON = dict[str, Any]
 MAX_NAME = 253
 
 

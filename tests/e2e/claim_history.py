@@ -5,14 +5,14 @@ several (allocated and waiting for an attach, attach failed, cleared)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import orjson
 
+from apiserver.api.resource import NEEDS_ATTACHING
+from apiserver.toolkit import JSON
+
 from .harness import ServerProcess
 
-JSON = dict[str, Any]
-NEEDS_ATTACHING = "kubernetes.io/needs-attaching"
 IS_ATTACHED = "kubernetes.io/is-attached"
 ATTACH_FAILED = "kubernetes.io/attach-failed"
 

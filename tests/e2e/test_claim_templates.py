@@ -10,11 +10,11 @@ first pod is deleted its claim is deallocated and deleted, and the second pod ge
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 import yaml
 
+from apiserver.toolkit import JSON
 from devtools.waiting import wait_for
 
 from .harness import SchedulerProcess, ServerProcess, ShimProcess, start_server, start_shim
@@ -23,7 +23,6 @@ from .objects import unique
 NS = "default"
 DRIVER = "gpu.example.com"
 SCHEDULER = "dra-extension-scheduler"
-JSON = dict[str, Any]
 
 
 @pytest.fixture(scope="module")

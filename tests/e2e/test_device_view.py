@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from apiserver.api.resource.mixins import flatten_slice
+from apiserver.api.resource import flatten_slice
 from apiserver.cel import EvaluationError, compile_selector, device_value, evaluate
 from devtools.waiting import wait_for
 

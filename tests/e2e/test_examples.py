@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from apiserver.api.resource.mixins import flatten_slice
+from apiserver.api.resource import flatten_slice
 
 from .harness import REPO, ServerProcess
 

@@ -25,7 +25,7 @@ import httpx
 import pytest
 import yaml
 
-from apiserver.api.resource.capacity import quantity_text
+from apiserver.api.resource import quantity_text
 from apiserver.cel.quantity import parse
 from devtools.waiting import wait_for
 

@@ -15,23 +15,15 @@ them in name order, one further per attempt, so a pod's first try is node-a.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 import yaml
 
+from apiserver.api.resource import NEEDS_ATTACHING
+from apiserver.toolkit import JSON
 from devtools.waiting import wait_for
 
-from .claim_history import (
-    IS_ATTACHED,
-    NEEDS_ATTACHING,
-    cleared,
-    conditions,
-    failed_on,
-    history,
-    then,
-    waiting_on,
-)
+from .claim_history import IS_ATTACHED, cleared, conditions, failed_on, history, then, waiting_on
 from .harness import (
     REPO,
     ControllerProcess,
@@ -55,7 +47,6 @@ ATTACH_TIMEOUT = "6"
 LATENCY = "0.2"
 OWN = "composable.example.com"
 """The example controller's default driver, which its manifests use."""
-JSON = dict[str, Any]
 
 
 @pytest.fixture(scope="module")

@@ -23,23 +23,16 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import pytest
 
+from apiserver.api.resource import NEEDS_ATTACHING
+from apiserver.toolkit import JSON
 from devtools.process import http_probe
 from devtools.waiting import wait_for
 
-from .claim_history import (
-    IS_ATTACHED,
-    NEEDS_ATTACHING,
-    cleared,
-    conditions,
-    failed_on,
-    history,
-    then,
-    waiting_on,
-)
+from .claim_history import IS_ATTACHED, cleared, conditions, failed_on, history, then, waiting_on
 from .harness import REPO, ServerProcess, start_server
 from .readme import MAKE_RUN_FLAGS, Terminal, commands, sh_blocks
 
@@ -49,7 +42,6 @@ SHIM_URL = "https://127.0.0.1:8888"
 """Where the shim listens by default, and where the scheduler looks for it by default."""
 LOCK = Path(tempfile.gettempdir()) / "dra-apiserver-readme-fabric-flow.lock"
 CLAIMS = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
-JSON = dict[str, Any]
 
 
 def _locked(file: IO[str]) -> bool:

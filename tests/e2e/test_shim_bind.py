@@ -20,6 +20,7 @@ import httpx
 import orjson
 import pytest
 
+from apiserver.api.resource import NEEDS_ATTACHING
 from apiserver.shim.binding import Binder
 from apiserver.shim.client import APIClient, Credentials
 from apiserver.shim.extender import BindArgs
@@ -30,7 +31,6 @@ from .harness import ServerProcess
 from .objects import unique
 
 NS = "default"
-NEEDS_ATTACHING = "kubernetes.io/needs-attaching"
 
 
 class ReviewStandIn(httpx.AsyncBaseTransport):

@@ -19,6 +19,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from apiserver.api.resource import NEEDS_ATTACHING
 from apiserver.server.kubeconfig import write_kubeconfig
 from devtools.waiting import wait_for
 
@@ -28,7 +29,6 @@ from .objects import unique
 ROLE = REPO / "manifests" / "components" / "scheduler-shim" / "shim-rbac.yaml"
 ATTACH_TIMEOUT = 3.0
 FABRIC = "fabric.shim.example.com"
-NEEDS_ATTACHING = "kubernetes.io/needs-attaching"
 
 
 def _granted() -> list[tuple[str, str, str, str]]:

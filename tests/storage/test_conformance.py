@@ -16,9 +16,16 @@ from typing import Any
 import pytest
 
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
-from apiserver.machinery.selectors import parse_field_selector, parse_label_selector
-from apiserver.machinery.watch import WatchItem, WatchRequest, WatchStream
+from apiserver.machinery import (
+    ListOptions,
+    Registry,
+    WatchItem,
+    WatchRequest,
+    WatchStream,
+    WriteOptions,
+    parse_field_selector,
+    parse_label_selector,
+)
 from apiserver.storage import (
     EventType,
     KeyExistsError,

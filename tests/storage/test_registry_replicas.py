@@ -13,10 +13,8 @@ import orjson
 import pytest
 
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
+from apiserver.machinery import JSON_PATCH, MERGE_PATCH, Registry, StatusSubresource, WriteOptions
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.patching import JSON_PATCH, MERGE_PATCH
-from apiserver.machinery.registry import Registry, WriteOptions
-from apiserver.machinery.status import StatusSubresource
 from apiserver.machinery.updates import Mutation
 from apiserver.storage.cacher import WatchCache
 from devtools.localetcd import LocalEtcd

@@ -11,8 +11,7 @@ import pytest
 
 from apiserver.kinds.devicereservation import DeviceReservationStrategy
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
-from apiserver.machinery import errors
-from apiserver.machinery.registry import Registry
+from apiserver.machinery import Registry, errors
 from apiserver.reservations import ClaimRef, ReservationService
 from apiserver.sources import StoreSource
 from apiserver.storage import Store

@@ -22,8 +22,8 @@ from apiserver.cel import (
 )
 from apiserver.cel.quantity import parse
 from apiserver.pools import Node, Pools, Reach
+from apiserver.toolkit import JSON
 
-JSON = dict[str, Any]
 BLOCKING = ("NoSchedule", "NoExecute")
 
 

@@ -12,8 +12,8 @@ import pytest
 from apiserver.kinds.namespace import NamespaceStrategy
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
 from apiserver.kinds.resourceclaimtemplate import ResourceClaimTemplateStrategy
+from apiserver.machinery import ListOptions, Registry, WriteOptions
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.storage.sqlite import SQLiteStore
 

@@ -12,13 +12,13 @@ from apiserver.allocator import Allocator, NodeResult, parse_claim
 from apiserver.cel.quantity import parse
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, pools_from, summary_of
+from apiserver.toolkit import JSON
 
 from .allocatorcheck import held_devices, valid
 
 DRIVER = "dra.example.com"
 NODE = Node("node-1", {"region": "r1", "planet": "earth"})
 CLASSES = {"nic": {"spec": {}}}
-JSON = dict[str, Any]
 
 
 def slice_obj(name: str, devices: list[JSON], pool: str = "pool-1", **where: Any) -> JSON:

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from apiserver.allocator import Allocator, Budget, Claim, parse_claim
-from apiserver.api.resource.views import DeviceID
+from apiserver.api.resource import DeviceID
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, pools_from
 

@@ -8,14 +8,14 @@ from typing import Any
 
 from apiserver.allocator import Allocator, SharedCaches, parse_claim
 from apiserver.allocator import reasons as codes
-from apiserver.api.resource.views import DeviceID
+from apiserver.api.resource import DeviceID
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, pools_from
+from apiserver.toolkit import JSON
 
 DRIVER = "dra.example.com"
 NODES = [Node(f"n{i}", {}) for i in range(3)]
 CLASSES = {"dev": {"metadata": {"name": "dev", "uid": "u", "resourceVersion": "1"}, "spec": {}}}
-JSON = dict[str, Any]
 
 
 def _pools(devices: list[JSON], **extra: Any) -> Pools:

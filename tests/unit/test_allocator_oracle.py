@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apiserver.allocator import Allocator, parse_claim
-from apiserver.api.resource.views import DeviceID
+from apiserver.api.resource import DeviceID
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, pools_from, summary_of
 

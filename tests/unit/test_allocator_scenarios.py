@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from apiserver.allocator import Allocator, NodeResult, parse_claim
-from apiserver.api.resource.views import DeviceID
+from apiserver.api.resource import DeviceID
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, pools_from
 

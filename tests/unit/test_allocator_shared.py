@@ -12,7 +12,7 @@ import pytest
 
 from apiserver.allocator import Allocator, SharedCaches, parse_claim
 from apiserver.allocator.claims import Claim
-from apiserver.api.resource.views import DeviceID
+from apiserver.api.resource import DeviceID
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, PoolState, pools_from
 

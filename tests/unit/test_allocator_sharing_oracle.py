@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apiserver.allocator import Allocator, Claim, parse_claim
-from apiserver.api.resource.capacity import device_capacities, share
+from apiserver.api.resource import device_capacities, share
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, pools_from
 

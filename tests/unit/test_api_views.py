@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from apiserver.api.resource.views import (
+from apiserver.api.resource import (
     ALL_NODES,
     NODE_NAME,
     NODE_SELECTOR,
-    NOWHERE,
     PER_DEVICE,
     AllocatedDevice,
     DeviceID,
@@ -17,6 +16,7 @@ from apiserver.api.resource.views import (
     shared_devices,
     slice_view,
 )
+from apiserver.api.resource.views import NOWHERE
 
 SELECTOR = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "Exists"}]}]}
 

@@ -6,13 +6,11 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.authentication.types import TokenReviewSpec
-from apiserver.api.authorization.types import (
+from apiserver.api.authentication import TokenReviewSpec
+from apiserver.api.authorization import (
     SelfSubjectAccessReviewSpec,
     SubjectAccessReview,
     SubjectAccessReviewSpec,
-)
-from apiserver.api.authorization.validation import (
     validate_self_subject_access_review,
     validate_subject_access_review,
 )

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.resource.device import DeviceCapacity
+from apiserver.api.resource import DeviceCapacity
 from apiserver.machinery.decoding import check_object
 
 

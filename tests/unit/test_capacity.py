@@ -11,16 +11,8 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.resource.capacity import (
-    Capacity,
-    Policy,
-    consumed,
-    device_capacities,
-    quantity_text,
-    requested,
-    share,
-    violates,
-)
+from apiserver.api.resource import Capacity, device_capacities, quantity_text, requested, share
+from apiserver.api.resource.capacity import Policy, consumed, violates
 from apiserver.cel.quantity import parse
 
 

@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 
 from apiserver.api.field import ErrorType
-from apiserver.api.resource.deviceclass import DeviceClass
-from apiserver.api.resource.resourceclaim import ResourceClaim
-from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
-from apiserver.api.resource.validation.deviceclass import validate_device_class
-from apiserver.api.resource.validation.resourceclaim import validate_resource_claim
-from apiserver.api.resource.validation.resourceslicepatch import validate_resource_slice_patch
+from apiserver.api.resource import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceSlicePatch,
+    validate_device_class,
+    validate_resource_claim,
+    validate_resource_slice_patch,
+)
 from apiserver.cel import CompileError, compile_constraint, compile_selector
 
 BAD = "device.driver + 1 == 2"

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from apiserver.api.field import ErrorType
-from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
-from apiserver.api.resource.validation.resourceslicepatch import validate_resource_slice_patch
+from apiserver.api.resource import ResourceSlicePatch, validate_resource_slice_patch
 
 PATH = "spec.devices.filter.selectors"
 

@@ -12,9 +12,7 @@ import pytest
 
 from apiserver.devices import DeviceStore
 from apiserver.kinds.device import DeviceStrategy
-from apiserver.machinery.computed import ComputedResource
-from apiserver.machinery.registry import ListOptions
-from apiserver.machinery.selectors import parse_field_selector
+from apiserver.machinery import ComputedResource, ListOptions, parse_field_selector
 from apiserver.storage.computed import ComputedStore
 
 from .deviceobjects import DRIVER, Setup, device, slice_obj, start_view

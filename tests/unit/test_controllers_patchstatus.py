@@ -21,8 +21,13 @@ from apiserver.kinds.deviceclass import DeviceClassStrategy
 from apiserver.kinds.event import EventStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
-from apiserver.machinery.status import StatusSubresource
+from apiserver.machinery import (
+    DeleteOptions,
+    ListOptions,
+    Registry,
+    StatusSubresource,
+    WriteOptions,
+)
 from apiserver.sources import StoreSource
 from apiserver.storage.sqlite import SQLiteStore
 from apiserver.toolkit import CoalescingQueue

@@ -25,10 +25,14 @@ from apiserver.controllers import (
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
-from apiserver.machinery import errors
-from apiserver.machinery.patching import MERGE_PATCH
-from apiserver.machinery.registry import DeleteOptions, Registry, WriteOptions
-from apiserver.machinery.status import StatusSubresource
+from apiserver.machinery import (
+    MERGE_PATCH,
+    DeleteOptions,
+    Registry,
+    StatusSubresource,
+    WriteOptions,
+    errors,
+)
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.sources import MemorySource, Source, object_key, object_revision

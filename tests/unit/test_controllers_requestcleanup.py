@@ -13,9 +13,14 @@ import pytest
 
 from apiserver.controllers import RequestCleaner, deadline
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
-from apiserver.machinery.patching import MERGE_PATCH
-from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
-from apiserver.machinery.status import StatusSubresource
+from apiserver.machinery import (
+    MERGE_PATCH,
+    DeleteOptions,
+    ListOptions,
+    Registry,
+    StatusSubresource,
+    WriteOptions,
+)
 from apiserver.sources import MemorySource, StoreSource
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.waiting import eventually

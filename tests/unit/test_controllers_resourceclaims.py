@@ -19,9 +19,8 @@ from apiserver.kinds.namespace import NamespaceStrategy
 from apiserver.kinds.pod import PodStrategy
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
 from apiserver.kinds.resourceclaimtemplate import ResourceClaimTemplateStrategy
+from apiserver.machinery import DeleteOptions, ListOptions, Registry, StatusUpdate, WriteOptions
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
-from apiserver.machinery.status import StatusUpdate
 from apiserver.server.assembly import resource_claim_controller
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.storage.sqlite import SQLiteStore

@@ -12,11 +12,9 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apiserver.api.resource.resourcepoolstatusrequest_conversion import (
-    KEPT,
-    to_v1alpha1,
-    to_v1alpha3,
-)
+from apiserver.api.resource import pool_status_request_to_v1alpha1 as to_v1alpha1
+from apiserver.api.resource import pool_status_request_to_v1alpha3 as to_v1alpha3
+from apiserver.api.resource.resourcepoolstatusrequest_conversion import KEPT
 from apiserver.controllers.poolstatus import failed_status, request_status
 from apiserver.pools.summary import PoolSummary
 

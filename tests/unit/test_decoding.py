@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from apiserver.api.field import ErrorType
-from apiserver.api.resource.resourcepoolstatusrequest import ResourcePoolStatusRequest
-from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
+from apiserver.api.resource import ResourcePoolStatusRequest, ResourceSlicePatch
 from apiserver.machinery.decoding import (
     FieldValidation,
     check_object,

@@ -10,10 +10,8 @@ import pytest
 
 from apiserver.devices import DeviceStore
 from apiserver.kinds.device import DeviceStrategy
-from apiserver.machinery.computed import ComputedResource
+from apiserver.machinery import ComputedResource, ListOptions, Registry, parse_field_selector
 from apiserver.machinery.handlers import Endpoint
-from apiserver.machinery.registry import ListOptions, Registry
-from apiserver.machinery.selectors import parse_field_selector
 from apiserver.machinery.table import table
 from apiserver.storage import (
     EventType,

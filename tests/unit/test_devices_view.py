@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterable
 
 import pytest
 
-from apiserver.api.resource.mixins import flatten_slice
+from apiserver.api.resource import flatten_slice
 from apiserver.devices import Commit, DeviceState, DeviceView, PatchReport, device_object_name
 from apiserver.sources import MemorySource, RevisionClock
 

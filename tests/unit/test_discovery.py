@@ -8,17 +8,15 @@ import orjson
 import pytest
 
 from apiserver.kinds import strategies
-from apiserver.machinery.discovery import (
-    SUBRESOURCE_VERBS,
+from apiserver.machinery import (
     V2_CONTENT_TYPE,
-    VERBS,
     ActionEntry,
     Discovery,
-    etag,
-    version_priority,
+    ResourceType,
     wants_aggregated,
 )
-from apiserver.machinery.resource import ResourceType
+from apiserver.machinery import discovery_etag as etag
+from apiserver.machinery.discovery import SUBRESOURCE_VERBS, VERBS, version_priority
 
 GROUP = "resource.k8s.io"
 

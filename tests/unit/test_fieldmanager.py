@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apiserver.api.resource.resourcepoolstatusrequest import ResourcePoolStatusRequest
-from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
+from apiserver.api.resource import ResourcePoolStatusRequest, ResourceSlicePatch
 from apiserver.machinery.fieldmanager import (
     ApplyConflictError,
     Conflict,

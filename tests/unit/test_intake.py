@@ -9,11 +9,10 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from apiserver.kinds.pod import PodBinding, PodStrategy
-from apiserver.machinery.action import ActionSubresource
+from apiserver.machinery import ActionSubresource, Registry, WriteOptions
 from apiserver.machinery.decoding import FieldValidation
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.intake import BodyType, check_names, check_type_meta, parse_written
-from apiserver.machinery.registry import Registry, WriteOptions
 from apiserver.storage.sqlite import SQLiteStore
 
 WIDGET = BodyType("example.com/v1", "Widget")

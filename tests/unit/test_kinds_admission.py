@@ -13,9 +13,8 @@ import pytest
 from apiserver.auth import TokenAuthenticator, UserInfo
 from apiserver.kinds.admission import CreateRateLimit, UserRateLimiter
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
-from apiserver.machinery.admission import AdmissionChain
+from apiserver.machinery import AdmissionChain, ListOptions, Registry, WriteOptions
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
 from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.server.cluster import RateLimit, StandaloneCluster
 from apiserver.storage.sqlite import SQLiteStore

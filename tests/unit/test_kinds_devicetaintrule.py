@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.resource.devicetaintrule import DeviceTaintRuleStatus
-from apiserver.api.resource.validation.devicetaintrule import validate_device_taint_rule_status
+from apiserver.api.resource import DeviceTaintRuleStatus, validate_device_taint_rule_status
 from apiserver.kinds.devicetaintrule import DeviceTaintRuleStrategy
+from apiserver.machinery import ListOptions, Registry, WriteOptions
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.storage.sqlite import SQLiteStore
 

@@ -15,8 +15,8 @@ from apiserver.kinds.namespace import (
     deletion_refusal,
     namespace_phase,
 )
+from apiserver.machinery import ListOptions, Registry, WriteOptions
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
 from apiserver.machinery.table import table
 from apiserver.storage.sqlite import SQLiteStore
 

@@ -7,12 +7,10 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.core.node import Node
-from apiserver.api.core.validation.node import validate_node, validate_node_status
+from apiserver.api.core import Node, validate_node, validate_node_status
 from apiserver.kinds.node import NODE_INFO_FIELDS, NodeStrategy, node_roles, node_status
+from apiserver.machinery import ListOptions, Registry, WriteOptions, parse_field_selector
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
-from apiserver.machinery.selectors import parse_field_selector
 from apiserver.machinery.table import table
 from apiserver.storage.sqlite import SQLiteStore
 

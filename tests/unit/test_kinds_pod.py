@@ -7,13 +7,16 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.core.pod import Pod
-from apiserver.api.core.validation.pod import validate_pod
+from apiserver.api.core import Pod, validate_pod
 from apiserver.kinds.pod import PodStrategy, pod_ready, pod_restarts, pod_status
+from apiserver.machinery import (
+    ListOptions,
+    Registry,
+    StatusSubresource,
+    WriteOptions,
+    parse_field_selector,
+)
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
-from apiserver.machinery.selectors import parse_field_selector
-from apiserver.machinery.status import StatusSubresource
 from apiserver.machinery.table import table
 from apiserver.storage.sqlite import SQLiteStore
 

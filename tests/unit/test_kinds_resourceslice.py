@@ -11,10 +11,14 @@ import pytest
 
 from apiserver.kinds import standalone_strategies, strategies
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
+from apiserver.machinery import (
+    MERGE_PATCH,
+    ListOptions,
+    Registry,
+    WriteOptions,
+    parse_field_selector,
+)
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.patching import MERGE_PATCH
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
-from apiserver.machinery.selectors import parse_field_selector
 from apiserver.machinery.table import table
 from apiserver.storage.sqlite import SQLiteStore
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
+from apiserver.machinery import ListOptions, Registry, WriteOptions
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
 from apiserver.storage.sqlite import SQLiteStore
 
 OPTS = WriteOptions()

@@ -17,11 +17,15 @@ from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestS
 from apiserver.kinds.resourcepoolstatusrequest_v1alpha3 import (
     ResourcePoolStatusRequestV1alpha3Strategy,
 )
-from apiserver.machinery.conversion import ConvertingStore
+from apiserver.machinery import (
+    MERGE_PATCH,
+    ConvertingStore,
+    ListOptions,
+    Registry,
+    StatusSubresource,
+    WriteOptions,
+)
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.patching import MERGE_PATCH
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
-from apiserver.machinery.status import StatusSubresource
 from apiserver.server.cluster import serve_kinds
 from apiserver.storage import EventType
 from apiserver.storage.sqlite import SQLiteStore

@@ -6,16 +6,17 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.field import ErrorType, Path
-from apiserver.api.meta import Condition, ObjectMeta
-from apiserver.api.metavalidation import (
+from apiserver.api import (
     TOTAL_ANNOTATION_SIZE_LIMIT,
+    Condition,
+    ObjectMeta,
+    dns1123_label_errors,
     validate_annotations,
     validate_conditions,
     validate_labels,
     validate_object_meta,
 )
-from apiserver.api.names import dns1123_label_errors
+from apiserver.api.field import ErrorType, Path
 
 
 def meta(**fields: Any) -> ObjectMeta:

@@ -11,9 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apiserver.api.resource.mixins import flatten_slice, merged, sources
-from apiserver.api.resource.resourceslice import ResourceSlice
-from apiserver.api.resource.validation.resourceslice import validate_resource_slice
+from apiserver.api.resource import ResourceSlice, flatten_slice, validate_resource_slice
+from apiserver.api.resource.mixins import merged, sources
 
 BASE = {
     "driver": "gpu.example.com",

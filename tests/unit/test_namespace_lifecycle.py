@@ -12,8 +12,8 @@ import pytest
 from apiserver.controllers.namespacedeletion import ContentRemaining, NamespaceDeleter
 from apiserver.kinds.namespace import NamespaceStrategy
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
+from apiserver.machinery import DeleteOptions, ListOptions, Registry, WriteOptions
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.registry import DeleteOptions, ListOptions, Registry, WriteOptions
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.sources import StoreSource
 from apiserver.storage.sqlite import SQLiteStore

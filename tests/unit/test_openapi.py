@@ -9,22 +9,20 @@ from typing import Any
 import orjson
 import pytest
 
-from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
+from apiserver.api.resource import ResourceSlicePatch
 from apiserver.kinds import strategies
-from apiserver.machinery.openapi import (
-    ServedKind,
-    _plain_refs,
-    encode,
-    v2_document,
-    v3_document,
-)
-from apiserver.machinery.patching import (
+from apiserver.machinery import (
     APPLY_PATCH,
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
+    ResourceType,
+    ServedKind,
+    v2_document,
+    v3_document,
 )
-from apiserver.machinery.resource import ResourceType
+from apiserver.machinery import encode_openapi as encode
+from apiserver.machinery.openapi import _plain_refs
 
 SERVED = [
     ServedKind(s.resource, s.model, s.has_status, s.create_rate_limited) for s in strategies()

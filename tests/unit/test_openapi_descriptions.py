@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from apiserver.kinds import strategies
-from apiserver.machinery.openapi import ServedKind, v2_document, v3_document
+from apiserver.machinery import ServedKind, v2_document, v3_document
 
 SERVED = [ServedKind(s.resource, s.model, s.has_status) for s in strategies()]
 DOCUMENTS = {

@@ -9,8 +9,8 @@ import pytest
 
 from apiserver.api.protobuf import fields_of
 from apiserver.kinds import strategies
-from apiserver.machinery.openapi import ServedKind, v2_document
-from apiserver.machinery.openapiproto import encode_document
+from apiserver.machinery import ServedKind, v2_document
+from apiserver.machinery import encode_openapi_v2_protobuf as encode_document
 
 V2 = v2_document(
     [ServedKind(s.resource, s.model, s.has_status, s.create_rate_limited) for s in strategies()],

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from apiserver.allocator import Allocator, SharedCaches, parse_claim
-from apiserver.api.resource.views import DeviceID
+from apiserver.api.resource import DeviceID
 from apiserver.devices import DeviceView, unpatched_states
 from apiserver.pools import HeldReservations, Node, PoolIndex, Pools, pools_from
 from apiserver.sources import MemorySource, RevisionClock

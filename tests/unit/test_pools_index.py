@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from apiserver.allocator import Allocator, parse_claim
-from apiserver.api.resource.views import DeviceID
+from apiserver.api.resource import DeviceID
 from apiserver.devices import DeviceView
 from apiserver.pools import HeldReservations, Node, PoolIndex
 from apiserver.sources import MemorySource, RevisionClock

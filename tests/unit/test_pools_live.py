@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.names import dns1123_subdomain_errors
+from apiserver.api import dns1123_subdomain_errors
 from apiserver.api.resource import DRA_GROUP
 from apiserver.controllers.poolstatus import request_status
 from apiserver.devices import DeviceView

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.resource.views import placement
+from apiserver.api.resource import placement
 from apiserver.pools import Node, reaches, selector_matches
 
 NODE = Node("n1", {"zone": "a", "gpus": "4"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from apiserver.api.resource.views import DeviceID
+from apiserver.api.resource import DeviceID
 from apiserver.pools import HeldReservations, PoolKey
 from apiserver.sources import MemorySource
 from devtools.waiting import eventually

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.resource.views import slice_view
+from apiserver.api.resource import slice_view
 from apiserver.devices import DeviceState
 from apiserver.pools import DeviceFacts, PoolSummary, device_facts, gather, summarize, summary_of
 

@@ -18,8 +18,8 @@ from apiserver.kinds.rbac import (
     RoleBindingStrategy,
     RoleStrategy,
 )
+from apiserver.machinery import DeleteOptions, Registry, WriteOptions
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.registry import DeleteOptions, Registry, WriteOptions
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.rbac import RBACPolicy, RBACService
 from apiserver.storage.sqlite import SQLiteStore

@@ -14,17 +14,19 @@ import pytest
 
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from apiserver.machinery.decoding import FieldValidation
-from apiserver.machinery.errors import StatusError
-from apiserver.machinery.patching import JSON_PATCH, MERGE_PATCH
-from apiserver.machinery.registry import (
+from apiserver.machinery import (
+    JSON_PATCH,
+    MERGE_PATCH,
     DeleteOptions,
     ListOptions,
     Registry,
+    StatusSubresource,
     WriteOptions,
+    parse_field_selector,
+    parse_label_selector,
 )
-from apiserver.machinery.selectors import parse_field_selector, parse_label_selector
-from apiserver.machinery.status import StatusSubresource
+from apiserver.machinery.decoding import FieldValidation
+from apiserver.machinery.errors import StatusError
 from apiserver.storage import EventType, StorageUnavailableError, StoredObject
 from apiserver.storage.sqlite import SQLiteStore
 

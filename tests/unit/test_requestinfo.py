@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from apiserver.machinery import RequestInfo, parse_request
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.requestinfo import RequestInfo, parse_request
 
 RSP = "resourceslicepatches"
 

@@ -15,9 +15,8 @@ import pytest
 
 from apiserver.kinds.devicereservation import DeviceReservationStrategy
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
-from apiserver.machinery import errors
+from apiserver.machinery import DeleteOptions, Registry, errors
 from apiserver.machinery.handlers import Endpoint
-from apiserver.machinery.registry import DeleteOptions, Registry
 from apiserver.reservations import ClaimRef, ReservationService
 from apiserver.sources import StoreSource
 from apiserver.storage import Store

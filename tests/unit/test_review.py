@@ -11,10 +11,9 @@ import httpx
 import pytest
 from pydantic import Field
 
-from apiserver.api.base import APIModel
+from apiserver.api import APIModel, KindModel
 from apiserver.api.field import FieldError, invalid
-from apiserver.api.meta import KindModel
-from apiserver.machinery.review import ReviewResource, ReviewStrategy
+from apiserver.machinery import ReviewResource, ReviewStrategy
 from apiserver.machinery.user import UserInfo
 from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.storage.sqlite import SQLiteStore

@@ -10,8 +10,7 @@ import pytest
 
 from apiserver.allocator import NodeResult, Reason
 from apiserver.api.field import ErrorType
-from apiserver.api.resource.allocationreview import AllocationReview
-from apiserver.api.resource.validation.allocationreview import validate_allocation_review
+from apiserver.api.resource import AllocationReview, validate_allocation_review
 from apiserver.server.allocation import _node_answer
 
 

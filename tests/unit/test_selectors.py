@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apiserver.machinery.errors import StatusError
-from apiserver.machinery.selectors import (
+from apiserver.machinery import (
     FieldGetter,
     FieldRequirement,
     LabelRequirement,
     parse_field_selector,
     parse_label_selector,
 )
+from apiserver.machinery.errors import StatusError
 
 # -- label selector grammar -------------------------------------------------------------
 

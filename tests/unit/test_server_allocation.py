@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.resource.allocationreview import AllocationReview
+from apiserver.api.resource import AllocationReview
 from apiserver.kinds.devicereservation import DeviceReservationStrategy
-from apiserver.machinery import errors
-from apiserver.machinery.registry import WriteOptions
+from apiserver.machinery import WriteOptions, errors
 from apiserver.machinery.user import UserInfo
 from apiserver.pools import PoolIndex
 from apiserver.reservations import ClaimRef, ReservationService

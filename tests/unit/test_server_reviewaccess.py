@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from apiserver.api.resource.allocationreview import AllocationReview
+from apiserver.api.resource import AllocationReview
 from apiserver.auth import Authorization, Decision, RequestAttributes
 from apiserver.machinery import errors
 from apiserver.machinery.user import UserInfo

@@ -7,8 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from apiserver.api.resource.resourceclaim import ResourceClaim
-from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
+from apiserver.api.resource import ResourceClaim, ResourceSlicePatch
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.fieldmanager import schema_of
 from apiserver.machinery.strategicmerge import apply_strategic_merge_patch, merge_key

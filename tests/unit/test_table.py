@@ -8,16 +8,8 @@ from typing import Any
 import pytest
 
 from apiserver.kinds import strategies
-from apiserver.machinery.table import (
-    AGE_COLUMN,
-    NAME_COLUMN,
-    Column,
-    human_age,
-    human_duration,
-    partial_object_metadata,
-    path,
-    table,
-)
+from apiserver.machinery import AGE_COLUMN, NAME_COLUMN, Column, human_age, human_duration, path
+from apiserver.machinery.table import partial_object_metadata, table
 
 MINUTE = 60
 HOUR = 60 * MINUTE

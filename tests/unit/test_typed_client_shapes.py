@@ -11,8 +11,7 @@ import pytest
 from apiserver.cel.quantity import serialized
 from apiserver.kinds.node import NODE_INFO_FIELDS, NodeStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
-from apiserver.machinery.registry import Registry, WriteOptions
-from apiserver.machinery.status import StatusUpdate
+from apiserver.machinery import Registry, StatusUpdate, WriteOptions
 from apiserver.storage.sqlite import SQLiteStore
 
 OPTS = WriteOptions(field_manager="test")

@@ -13,11 +13,16 @@ import orjson
 import pytest
 
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from apiserver.machinery import errors
+from apiserver.machinery import (
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_MERGE_PATCH,
+    Registry,
+    StatusSubresource,
+    WriteOptions,
+    errors,
+)
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.patching import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
-from apiserver.machinery.registry import Registry, WriteOptions
-from apiserver.machinery.status import StatusSubresource
 from apiserver.machinery.updates import Mutation
 from apiserver.storage.sqlite import SQLiteStore
 

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from apiserver.api.field import ErrorType
-from apiserver.api.resource.allocationreview import AllocationReview
-from apiserver.api.resource.validation.allocationreview import validate_allocation_review
+from apiserver.api.resource import AllocationReview, validate_allocation_review
 
 
 def review(nodes: list[str]) -> AllocationReview:

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from apiserver.api.field import ErrorType
-from apiserver.api.resource.deviceclass import DeviceClass
-from apiserver.api.resource.validation.deviceclass import validate_device_class
+from apiserver.api.resource import DeviceClass, validate_device_class
 
 GOOD_SELECTOR = {"cel": {"expression": 'device.driver == "gpu.example.com"'}}
 

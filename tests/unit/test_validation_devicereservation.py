@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from apiserver.api.resource.devicereservation import DeviceReservation
-from apiserver.api.resource.validation.devicereservation import (
+from apiserver.api.resource import (
+    DeviceReservation,
     validate_device_reservation,
     validate_device_reservation_update,
 )

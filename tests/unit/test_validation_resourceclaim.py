@@ -10,22 +10,19 @@ import orjson
 import pytest
 
 from apiserver.api.field import ErrorType
-from apiserver.api.resource.resourceclaim import ResourceClaim, set_claim_spec_defaults
-from apiserver.api.resource.resourceclaimtemplate import ResourceClaimTemplate
-from apiserver.api.resource.validation.resourceclaim import (
+from apiserver.api.resource import (
+    ResourceClaim,
+    ResourceClaimTemplate,
+    set_claim_spec_defaults,
     validate_resource_claim,
     validate_resource_claim_status_update,
-    validate_resource_claim_update,
-)
-from apiserver.api.resource.validation.resourceclaimtemplate import (
     validate_resource_claim_template,
     validate_resource_claim_template_update,
+    validate_resource_claim_update,
 )
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy, claim_state
+from apiserver.machinery import MERGE_PATCH, Registry, StatusSubresource, WriteOptions
 from apiserver.machinery.errors import StatusError
-from apiserver.machinery.patching import MERGE_PATCH
-from apiserver.machinery.registry import Registry, WriteOptions
-from apiserver.machinery.status import StatusSubresource
 from apiserver.storage.sqlite import SQLiteStore
 
 R = "spec.devices.requests"

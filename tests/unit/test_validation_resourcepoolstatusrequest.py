@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from apiserver.api.field import ErrorType
-from apiserver.api.resource.resourcepoolstatusrequest import ResourcePoolStatusRequest
-from apiserver.api.resource.validation.resourcepoolstatusrequest import (
+from apiserver.api.resource import (
+    ResourcePoolStatusRequest,
     validate_resource_pool_status_request,
     validate_resource_pool_status_request_status,
     validate_resource_pool_status_request_update,

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from apiserver.api.field import ErrorType, FieldError
-from apiserver.api.resource.resourceslice import ResourceSlice
+from apiserver.api.resource import ResourceSlice, validate_resource_slice
 from apiserver.api.resource.validation import resourceslice as v
-from apiserver.api.resource.validation.resourceslice import validate_resource_slice
 from apiserver.machinery.decoding import check_object
 
 D0 = "spec.devices[0]"

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from apiserver.api.field import ErrorType
-from apiserver.api.resource.resourceslicepatch import ResourceSlicePatch
-from apiserver.api.resource.validation.resourceslicepatch import (
+from apiserver.api.resource import (
+    ResourceSlicePatch,
     validate_resource_slice_patch,
     validate_resource_slice_patch_status,
 )

@@ -13,10 +13,15 @@ from typing import Any
 import pytest
 
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
+from apiserver.machinery import (
+    ListOptions,
+    Registry,
+    WatchRequest,
+    WatchStream,
+    WriteOptions,
+    parse_label_selector,
+)
 from apiserver.machinery import watch as watch_module
-from apiserver.machinery.registry import ListOptions, Registry, WriteOptions
-from apiserver.machinery.selectors import parse_label_selector
-from apiserver.machinery.watch import WatchRequest, WatchStream
 from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.waiting import eventually

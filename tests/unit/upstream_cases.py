@@ -37,10 +37,10 @@ from typing import Any
 import yaml
 
 from apiserver.cel import quantity
+from apiserver.toolkit import JSON
 
 HERE = Path(__file__).parent / "upstream_allocator"
 NAMESPACE = "default"
-JSON = dict[str, Any]
 
 
 @dataclass(frozen=True)

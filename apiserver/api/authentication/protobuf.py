@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..protobuf import OBJECT_META, Message, message
-from . import AUTHENTICATION_GROUP, AUTHENTICATION_VERSION
+from .group import AUTHENTICATION_GROUP, AUTHENTICATION_VERSION
 
 _API = f"{AUTHENTICATION_GROUP}/{AUTHENTICATION_VERSION}"
 KINDS: dict[tuple[str, str], Message] = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..protobuf import OBJECT_META, Message, message
-from . import AUTHORIZATION_GROUP, AUTHORIZATION_VERSION
+from .group import AUTHORIZATION_GROUP, AUTHORIZATION_VERSION
 
 SELECTOR_ATTRIBUTES = message(rawSelector=(1, "string"))
 RESOURCE_ATTRIBUTES = message(

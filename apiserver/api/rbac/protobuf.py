@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..protobuf import LABEL_SELECTOR, OBJECT_META, Message, message
-from . import RBAC_GROUP, RBAC_VERSION
+from .group import RBAC_GROUP, RBAC_VERSION
 
 POLICY_RULE = message(
     verbs=(1, "string", True),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import field
 from ..field import FieldError, Path
 from ..names import dns1123_subdomain_errors, label_value_errors, qualified_name_errors
-from . import RBAC_GROUP
+from .group import RBAC_GROUP
 from .types import (
     ClusterRole,
     ClusterRoleBinding,

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...cel.quantity import NANO, QuantityError, parse
+from ...toolkit import JSON
 
-JSON = dict[str, Any]
 Amounts = Mapping[str, int]
 """Capacity name -> amount in nano units."""
 

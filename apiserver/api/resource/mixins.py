@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
+from ...toolkit import JSON
+
 K = TypeVar("K")
 V = TypeVar("V")
-
-JSON = dict[str, Any]
 
 
 def merged(

@@ -37,7 +37,8 @@ AllocationMode = Literal["ExactCount", "All"]
 TolerationOperator = Literal["Equal", "Exists"]
 ConfigSource = Literal["FromClass", "FromClaim"]
 
-# KEP-5007 condition types on an allocated device's status.
+# KEP-5007 condition types on an allocated device's status; NEEDS_ATTACHING is also the device
+# attribute that marks a fabric device (validation and the allocator read it from here).
 NEEDS_ATTACHING = "kubernetes.io/needs-attaching"
 IS_ATTACHED = "kubernetes.io/is-attached"
 ATTACH_FAILED = "kubernetes.io/attach-failed"

@@ -42,9 +42,8 @@ from typing import Any
 
 import orjson
 
+from ...toolkit import JSON
 from .resourcepoolstatusrequest_v1alpha3 import VALIDATION_ERROR_MAX_BYTES
-
-JSON = dict[str, Any]
 
 KEPT = "resourcepoolstatusrequest.dra.x-k8s.io/v1alpha1-fields"
 """The annotation of a v1alpha3 object that holds the v1alpha1 fields it has no place for,

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ...cel.quantity import QuantityError, parse
+from ...toolkit import JSON
 from .mixins import flatten_slice
-
-JSON = dict[str, Any]
 
 NODE_NAME, NODE_SELECTOR, ALL_NODES = "nodeName", "nodeSelector", "allNodes"
 PER_DEVICE = "perDeviceNodeSelection"

@@ -33,8 +33,8 @@ from typing import Any
 
 from ...api.rbac import RBAC_GROUP, RBAC_VERSION
 from ...machinery.user import AUTHENTICATED, MASTERS, UNAUTHENTICATED
+from ...toolkit import JSON
 
-JSON = dict[str, Any]
 AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
 BOOTSTRAPPING = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-{}"

@@ -15,8 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...api.rbac import RBAC_GROUP
-from ...machinery import errors
-from ...machinery.admission import CREATE, UPDATE, AdmissionRequest
+from ...machinery import CREATE, UPDATE, AdmissionRequest, errors
 from ...machinery.user import UserInfo
 from ..authorizer import RequestAttributes
 from .authorizer import RBACAuthorizer

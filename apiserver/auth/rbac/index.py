@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ...machinery.user import SERVICE_ACCOUNT_PREFIX
+from ...toolkit import JSON
 from .rules import Rule, rules_from_json, union
-
-JSON = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,6 @@ def selector_matcher(selector: Any) -> Callable[[dict[str, str]], bool]:
 
 
 SubjectKey = tuple[str, str]
-SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 
 
 def subject_key(subject: Subject, binding_namespace: str) -> SubjectKey | None:

@@ -24,6 +24,7 @@ from ..device import (
     DeviceSelector,
     DeviceTaint,
 )
+from ..resourceclaim import NEEDS_ATTACHING
 
 DRIVER_NAME_MAX = 63
 POOL_NAME_MAX = 253
@@ -77,7 +78,6 @@ def validate_device_name(name: str, path: Path) -> list[FieldError]:
     return [field.invalid(str(path), name, e) for e in dns1123_label_errors(name)]
 
 
-NEEDS_ATTACHING = "kubernetes.io/needs-attaching"
 WELL_KNOWN_NAMES = frozenset({NEEDS_ATTACHING})
 """Names the proposals define although they are not ``<domain>/<C identifier>``.
 

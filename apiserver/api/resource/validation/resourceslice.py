@@ -179,15 +179,16 @@ def _validate_node_selection(spec: ResourceSliceSpec, path: Path) -> list[FieldE
     which = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection`"
     if not chosen:
         errs.append(field.required(str(path), f"{which} is required"))
-    elif len(chosen) > 1:
-        errs.append(
-            field.invalid(
-                str(path),
-                "{" + ", ".join(chosen) + "}",
-                f"{which} is required, but multiple fields are set",
-            )
-        )
+    errs += _several_set(path, chosen, which)
     return errs
+
+
+def _several_set(path: Path, chosen: list[str], which: str) -> list[FieldError]:
+    """The error for a one-of group with more than one member set (none for one or none)."""
+    if len(chosen) <= 1:
+        return []
+    listed = "{" + ", ".join(chosen) + "}"
+    return [field.invalid(str(path), listed, f"{which} is required, but multiple fields are set")]
 
 
 def _validate_immutable(spec: ResourceSliceSpec, old: ResourceSliceSpec) -> list[FieldError]:
@@ -578,14 +579,7 @@ def _validate_device_nodes(device: Device, per_device: bool, path: Path) -> list
                 f"{which} is required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec",
             )
         )
-    elif len(chosen) > 1:
-        errs.append(
-            field.invalid(
-                str(path),
-                "{" + ", ".join(chosen) + "}",
-                f"{which} is required, but multiple fields are set",
-            )
-        )
+    errs += _several_set(path, chosen, which)
     return errs
 
 
