@@ -16,13 +16,11 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
-import httpx
-
+from ..kubeclient import ClusterConfig, KubeClient, config_for
 from .authconfigmap import AuthenticationConfigMap
 from .authenticator import Authenticator, AuthenticatorChain
 from .authorizer import Authorizer
 from .cache import Clock
-from .kubeconfig import Target, in_cluster_target, load_kubeconfig
 from .requestheader import (
     DEFAULT_EXTRA_PREFIXES,
     DEFAULT_GROUP_HEADERS,
@@ -128,15 +126,13 @@ class DelegatedAuth:
     """Aggregated mode's authenticator and authorizer, and what they need running."""
 
     def __init__(self, options: AuthOptions) -> None:
-        authn_target = self._target(options.authentication_kubeconfig)
-        authz_target = (
-            authn_target
-            if options.authorization_kubeconfig == options.authentication_kubeconfig
-            else self._target(options.authorization_kubeconfig)
-        )
-        self.authn_client: httpx.AsyncClient = authn_target.client()
-        self.authz_client: httpx.AsyncClient = (
-            self.authn_client if authz_target is authn_target else authz_target.client()
+        authn_config = self._config(options.authentication_kubeconfig)
+        same = options.authorization_kubeconfig == options.authentication_kubeconfig
+        self.authn_client = KubeClient(authn_config, timeout=10.0)
+        self.authz_client = (
+            self.authn_client
+            if same
+            else KubeClient(self._config(options.authorization_kubeconfig), timeout=10.0)
         )
         self.configmap: AuthenticationConfigMap | None = None
 
@@ -175,8 +171,10 @@ class DelegatedAuth:
         )
 
     @staticmethod
-    def _target(kubeconfig: str | None) -> Target:
-        return load_kubeconfig(kubeconfig) if kubeconfig else in_cluster_target()
+    def _config(kubeconfig: str | None) -> ClusterConfig:
+        return config_for(
+            kubeconfig, hint="give --authentication-kubeconfig and --authorization-kubeconfig"
+        )
 
     async def start(self) -> None:
         if self.configmap is not None:

@@ -8,20 +8,25 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
-import aiohttp
-
 from ..auth import Authenticator, Authorizer
 from ..kinds import strategies
+from ..kubeclient import APIError, KubeClient, config_for
 from ..machinery.admission import AdmissionPlugin
 from ..machinery.review import ReviewStrategy
 from ..machinery.strategy import Strategy
-from ..sources.upstream import KubeConnection
 from ..storage import Store
 from .aggregated import AggregatedCluster
 from .cluster import Cluster, RateLimit, StandaloneCluster
 from .servedcheck import check_served_versions
 
 MODES = ("standalone", "aggregated")
+UPSTREAM_HINT = "aggregated mode reads from a kube-apiserver: pass --kubeconfig, or run in a Pod"
+
+
+def upstream_client(kubeconfig: str | None) -> KubeClient:
+    """The client of the kube-apiserver aggregated mode reads from: ``kubeconfig``'s, else
+    the in-cluster one (``KubeconfigError`` naming the flag when there is neither)."""
+    return KubeClient(config_for(kubeconfig, hint=UPSTREAM_HINT))
 
 
 def stored_kinds(mode: str, group: str) -> list[Strategy[Any]]:
@@ -37,12 +42,8 @@ def served_group_versions(group: str) -> list[str]:
 
 
 async def _check_upstream(kubeconfig: str | None, group: str) -> None:
-    connection = KubeConnection(kubeconfig)
-    await connection.open()
-    try:
-        await check_served_versions(connection, group, served_group_versions(group))
-    finally:
-        await connection.close()
+    async with upstream_client(kubeconfig) as client:
+        await check_served_versions(client, group, served_group_versions(group))
 
 
 def check_upstream(kubeconfig: str | None, group: str) -> None:
@@ -50,7 +51,7 @@ def check_upstream(kubeconfig: str | None, group: str) -> None:
     itself. Raises ``ValueError`` with the reason otherwise."""
     try:
         asyncio.run(_check_upstream(kubeconfig, group))
-    except (OSError, TimeoutError, aiohttp.ClientError) as exc:
+    except (OSError, TimeoutError, APIError) as exc:
         raise ValueError(f"cannot reach the kube-apiserver: {exc}") from exc
 
 
@@ -72,7 +73,7 @@ def build_cluster(
         return AggregatedCluster(
             store,
             group,
-            KubeConnection(kubeconfig),
+            upstream_client(kubeconfig),
             authenticator=authenticator,
             authorizer=authorizer,
             pool_status_create_limit=pool_status_create_limit,

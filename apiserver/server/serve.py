@@ -20,7 +20,6 @@ from ..auth import (
     read_token_file,
 )
 from ..auth.delegation import AuthOptions, auth_for_mode
-from ..auth.kubeconfig import load_kubeconfig
 from ..auth.reviewkinds import review_strategies
 from ..auth.reviews import EveryRule, RuleResolver
 from ..controllers.namespacedeletion import NamespaceDeleter
@@ -32,6 +31,7 @@ from ..kinds.namespace import NamespaceStrategy
 from ..kinds.pod import PodStrategy
 from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourceclaimtemplate import ResourceClaimTemplateStrategy
+from ..kubeclient import load_kubeconfig
 from ..machinery.review import ReviewStrategy
 from ..pools import PoolIndex
 from ..reservations import MAX_PER_USER as MAX_RESERVATIONS_PER_USER

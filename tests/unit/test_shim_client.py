@@ -6,11 +6,11 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from apiserver.shim.client import APIClient, APIError, Credentials
+from apiserver.kubeclient import APIError, ClusterConfig, KubeClient
 
 
-def _client(handler: httpx.MockTransport) -> APIClient:
-    return APIClient(Credentials("http://api", None, "t", None, None), transport=handler)
+def _client(handler: httpx.MockTransport) -> KubeClient:
+    return KubeClient(ClusterConfig("http://api", None, "t", None, None), transport=handler)
 
 
 def _closing_once() -> tuple[httpx.MockTransport, list[str]]:
