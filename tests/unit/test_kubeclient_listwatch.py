@@ -8,6 +8,8 @@ import asyncio
 import logging
 from typing import Any
 
+import pytest
+
 from apiserver.kubeclient import Collection, ListWatch
 from apiserver.toolkit import Backoff
 from devtools.waiting import eventually
@@ -90,26 +92,26 @@ async def test_each_watch_resumes_where_the_last_one_ended() -> None:
     assert versions == sorted(versions, key=int)
 
 
-async def test_a_watch_from_a_compacted_revision_lists_again() -> None:
-    for as_event in (False, True):
-        kube, mirror = FakeKube(), Mirror()
-        kube.put("a")
-        kube.put("b")
-        watch = _list_watch(kube, mirror)
-        task = await _running(watch)
-        try:
-            await eventually(lambda: mirror.lists == 1 and len(kube.watches()) >= 1)
-            kube.failures = [None]  # the watch is dropped once while history goes on
-            await eventually(lambda: watch.reflector.failures == 1)
-            kube.remove("a")
-            kube.put("c")
-            kube.compacted, kube.gone_as_event = kube.revision, as_event
-            await eventually(lambda: mirror.lists == 2)
-            kube.compacted = 0
-        finally:
-            await _stop(task)
-        assert set(mirror.objects) == {"b", "c"}
-        assert watch.reflector.expirations >= 1
+@pytest.mark.parametrize("as_event", [False, True], ids=["answer", "error-event"])
+async def test_a_watch_from_a_compacted_revision_lists_again(as_event: bool) -> None:
+    kube, mirror = FakeKube(), Mirror()
+    kube.put("a")
+    kube.put("b")
+    watch = _list_watch(kube, mirror)
+    task = await _running(watch)
+    try:
+        await eventually(lambda: mirror.lists == 1 and len(kube.watches()) >= 1)
+        kube.failures = [None]  # the watch is dropped once while history goes on
+        await eventually(lambda: watch.reflector.failures == 1)
+        kube.remove("a")
+        kube.put("c")
+        kube.compacted, kube.gone_as_event = kube.revision, as_event
+        await eventually(lambda: mirror.lists == 2)
+        kube.compacted = 0
+    finally:
+        await _stop(task)
+    assert set(mirror.objects) == {"b", "c"}
+    assert watch.reflector.expirations >= 1
 
 
 async def test_failures_back_off_with_growing_waits_and_then_recover() -> None:
