@@ -15,6 +15,7 @@ from . import (
     deviceview,
     enginecompare,
     etcdbench,
+    kubeclientbench,
     load,
     machine,
     mixinsize,
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         tlspeer.SECTION,
         shim.SECTION,
         scheduling.SECTION,
+        kubeclientbench.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -131,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
         shim.SECTION: lambda: shim.render(shim.run(log=log), date),
         scheduling.SECTION: lambda: scheduling.render(scheduling.run(log=log), date),
+        kubeclientbench.SECTION: lambda: kubeclientbench.render(kubeclientbench.run(log), date),
     }
     crashed = []
     for section in sections:
