@@ -1,6 +1,6 @@
 """The small primitives every loop of the server shares: backoff, rate limits, work queues
-and worker loops, and the one list-then-watch loop (the reflector) that the watch cache and
-the sources both run."""
+and worker loops, and the one list-then-watch loop (the reflector) that the watch cache, the
+sources and the client layer's ``ListWatch`` all run."""
 
 from .backoff import Backoff
 from .ratelimit import TokenBucket

@@ -1,7 +1,7 @@
-"""auth/kubeconfig.py, server/tlspeer.py and the auth options of serve: a kubeconfig's
-current context as an HTTPS client, the server context that asks for client certificates
-without verifying them, what aggregated mode needs to start, and the client certificates
-the client-cert command writes."""
+"""kubeclient/config.py (as delegated auth reads a kubeconfig), server/tlspeer.py and the
+auth options of serve: a kubeconfig's current context as an HTTPS client, the server context
+that asks for client certificates without verifying them, what aggregated mode needs to
+start, and the client certificates the client-cert command writes."""
 
 from __future__ import annotations
 
