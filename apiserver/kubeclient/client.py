@@ -8,7 +8,7 @@ survive a read and a write.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,7 +166,7 @@ class KubeClient:
         *,
         resource_version: str = "",
         timeout_seconds: int | None = None,
-    ) -> AsyncIterator[JSON]:
+    ) -> AsyncGenerator[JSON, None]:
         """The events of one watch (bookmarks asked for), until the server ends it. An
         ``ERROR`` event raises its ``Status`` (``Gone`` for 410), as a failed answer does."""
         query = {**(params or {}), "watch": "true", "allowWatchBookmarks": "true"}

@@ -4,7 +4,8 @@ so a watch that ends or breaks resumes where it was, and only a 410 Gone lists a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncGenerator
 
 from .client import PAGE_SIZE, KubeClient, Listing
 from .errors import JSON
@@ -40,7 +41,7 @@ class Collection:
         self.resource_version = listing.resource_version
         return listing
 
-    async def watch(self) -> AsyncIterator[JSON]:
+    async def watch(self) -> AsyncGenerator[JSON, None]:
         """The events of one watch from ``resource_version``, bookmarks included, each
         moving ``resource_version`` on; raises ``Gone`` when that version has expired."""
         events = self.client.watch(
@@ -49,9 +50,10 @@ class Collection:
             resource_version=self.resource_version,
             timeout_seconds=self.watch_timeout,
         )
-        async for event in events:
-            meta = (event.get("object") or {}).get("metadata") or {}
-            version = meta.get("resourceVersion")
-            if version:
-                self.resource_version = str(version)
-            yield event
+        async with contextlib.aclosing(events):
+            async for event in events:
+                meta = (event.get("object") or {}).get("metadata") or {}
+                version = meta.get("resourceVersion")
+                if version:
+                    self.resource_version = str(version)
+                yield event

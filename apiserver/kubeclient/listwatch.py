@@ -5,6 +5,7 @@ shim's attach wait and the example controller use this one."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -58,14 +59,16 @@ class ListWatch:
 
     async def _watch(self) -> bool:
         delivered = False
-        async for event in self.collection.watch():
-            kind = event.get("type")
-            if kind == "BOOKMARK":
-                continue
-            if kind not in CHANGES:
-                raise unexpected_event(self.collection.path, event)
-            await self._on_event(str(kind), event.get("object") or {})
-            delivered = True
-            if self.reflector.stopped:
-                break
+        # Closed as soon as the loop leaves it, so a stop ends the HTTP stream at once.
+        async with contextlib.aclosing(self.collection.watch()) as events:
+            async for event in events:
+                kind = event.get("type")
+                if kind == "BOOKMARK":
+                    continue
+                if kind not in CHANGES:
+                    raise unexpected_event(self.collection.path, event)
+                await self._on_event(str(kind), event.get("object") or {})
+                delivered = True
+                if self.reflector.stopped:
+                    break
         return delivered
