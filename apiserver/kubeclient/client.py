@@ -190,6 +190,8 @@ class KubeClient:
                     yield event
         except httpx.HTTPError as err:
             raise connection_failed(f"watch {path}", err) from err
+        except orjson.JSONDecodeError as err:
+            raise APIError(500, "InvalidResponse", f"watch {path}: a line is not JSON") from err
 
 
 def _decoded(content: bytes) -> Any:

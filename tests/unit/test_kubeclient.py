@@ -197,3 +197,17 @@ def test_the_retry_schedule_grows_without_jitter_and_leaves_the_backoff_as_it_wa
     assert backoff.delays(5) == [0.5, 0.75, 1.125, 1.6875, 2.0]
     assert backoff.delay() == 0.5  # delays() took nothing from the backoff itself
     assert backoff.delay() == 0.75
+
+
+async def test_a_watch_line_that_is_not_json_is_an_api_error() -> None:
+    async def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=b'{"type":"ADDED","object":{}}\n{"type": nope}\n')
+
+    transport = httpx.MockTransport(handle)
+    async with KubeClient(ClusterConfig("https://kube.test"), transport=transport) as client:
+        seen = []
+        with pytest.raises(APIError) as raised:
+            async for event in client.watch(PATH):
+                seen.append(event["type"])
+    assert seen == ["ADDED"]
+    assert raised.value.reason == "InvalidResponse"
