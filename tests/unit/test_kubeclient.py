@@ -203,11 +203,15 @@ async def test_a_watch_line_that_is_not_json_is_an_api_error() -> None:
     async def handle(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=b'{"type":"ADDED","object":{}}\n{"type": nope}\n')
 
+    seen: list[str] = []
+
+    async def read(client: KubeClient) -> None:
+        async for event in client.watch(PATH):
+            seen.append(event["type"])
+
     transport = httpx.MockTransport(handle)
     async with KubeClient(ClusterConfig("https://kube.test"), transport=transport) as client:
-        seen = []
         with pytest.raises(APIError) as raised:
-            async for event in client.watch(PATH):
-                seen.append(event["type"])
+            await read(client)
     assert seen == ["ADDED"]
     assert raised.value.reason == "InvalidResponse"
