@@ -1,9 +1,9 @@
 """One HTTPS client of a Kubernetes API server (httpx): JSON calls that raise typed
 ``Status`` errors, lists read page by page, and watches decoded from NDJSON.
 
-A read whose kept-alive connection the server closed as it went out is sent once more, as
-client-go does; a write never is. Objects stay raw JSON, so fields this code does not know
-survive a read and a write.
+A GET, PUT or DELETE whose kept-alive connection the server closed as it went out is sent
+once more (idempotent: a PUT carries its resourceVersion); a create or a patch never is.
+Objects stay raw JSON, so fields this code does not know survive a read and a write.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from .transport import BearerAuth, ssl_context
 
 MERGE_PATCH = "application/merge-patch+json"
 PAGE_SIZE = 500
+REPLAYABLE = frozenset({"GET", "PUT", "DELETE"})
+"""Methods sent once more when a kept-alive connection was closed under them."""
 
 
 @dataclass
@@ -78,11 +80,14 @@ class KubeClient:
                     method, path, content=content, headers=headers, params=params
                 )
             except httpx.RemoteProtocolError:
-                if method != "GET":
+                if method not in REPLAYABLE:
                     raise
                 # A kept-alive connection the server closed as the request went out (its
-                # idle timeout): a read is safe to send again, once.
-                return await self._http.request(method, path, params=params)
+                # idle timeout): an idempotent request is safe to send again, once. A PUT
+                # carries its resourceVersion, so a replay of one that was applied is a 409.
+                return await self._http.request(
+                    method, path, content=content, headers=headers, params=params
+                )
         except httpx.HTTPError as err:
             raise connection_failed(f"{method} {path}", err) from err
 
