@@ -15,6 +15,7 @@ from . import (
     deviceview,
     enginecompare,
     etcdbench,
+    kubeclientbench,
     load,
     machine,
     mixinsize,
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         shim.SECTION,
         scheduling.SECTION,
         versions.SECTION,
+        kubeclientbench.SECTION,
     ]
     parser.add_argument(
         "sections",
@@ -138,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             generator.description,
             date,
         ),
+        kubeclientbench.SECTION: lambda: kubeclientbench.render(kubeclientbench.run(log), date),
     }
     crashed = []
     for section in sections:

@@ -18,8 +18,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
+from ..kubeclient import APIError, KubeClient
 from .requestheader import (
     DEFAULT_EXTRA_PREFIXES,
     DEFAULT_GROUP_HEADERS,
@@ -90,7 +89,7 @@ def parse_configmap(data: dict[str, str]) -> ClusterAuthentication:
 
 
 class AuthenticationConfigMap:
-    def __init__(self, client: httpx.AsyncClient, resync: float = 10.0) -> None:
+    def __init__(self, client: KubeClient, resync: float = 10.0) -> None:
         self.client = client
         self.resync = resync
         self.current = ClusterAuthentication(None, None)
@@ -107,11 +106,9 @@ class AuthenticationConfigMap:
     async def refresh(self) -> bool:
         """Read the ConfigMap once; True when it was read and understood."""
         try:
-            response = await self.client.get(PATH)
-            response.raise_for_status()
-            body: Any = response.json()
+            body: Any = await self.client.get(PATH)
             self.current = parse_configmap(dict(body.get("data") or {}))
-        except (httpx.HTTPError, ValueError, AttributeError) as exc:
+        except (APIError, ValueError, AttributeError) as exc:
             log.warning(
                 "cannot read ConfigMap %s/%s (client certificate and front-proxy"
                 " authentication use the last good reading, or stay off): %s",

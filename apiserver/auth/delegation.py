@@ -17,14 +17,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
+from ..kubeclient import ClusterConfig, KubeClient, config_for
 from ..toolkit.options import non_negative, option, string_slice, switch
 from .authconfigmap import AuthenticationConfigMap
 from .authenticator import Authenticator, AuthenticatorChain
 from .authorizer import Authorizer
 from .cache import Clock
-from .kubeconfig import Target, in_cluster_target, load_kubeconfig
 from .requestheader import (
     DEFAULT_EXTRA_PREFIXES,
     DEFAULT_GROUP_HEADERS,
@@ -199,15 +197,13 @@ class DelegatedAuth:
     """Aggregated mode's authenticator and authorizer, and what they need running."""
 
     def __init__(self, options: AuthOptions) -> None:
-        authn_target = self._target(options.authentication_kubeconfig)
-        authz_target = (
-            authn_target
-            if options.authorization_kubeconfig == options.authentication_kubeconfig
-            else self._target(options.authorization_kubeconfig)
-        )
-        self.authn_client: httpx.AsyncClient = authn_target.client()
-        self.authz_client: httpx.AsyncClient = (
-            self.authn_client if authz_target is authn_target else authz_target.client()
+        authn_config = self._config(options.authentication_kubeconfig)
+        same = options.authorization_kubeconfig == options.authentication_kubeconfig
+        self.authn_client = KubeClient(authn_config, timeout=10.0)
+        self.authz_client = (
+            self.authn_client
+            if same
+            else KubeClient(self._config(options.authorization_kubeconfig), timeout=10.0)
         )
         self.configmap: AuthenticationConfigMap | None = None
 
@@ -246,8 +242,10 @@ class DelegatedAuth:
         )
 
     @staticmethod
-    def _target(kubeconfig: str | None) -> Target:
-        return load_kubeconfig(kubeconfig) if kubeconfig else in_cluster_target()
+    def _config(kubeconfig: str | None) -> ClusterConfig:
+        return config_for(
+            kubeconfig, hint="give --authentication-kubeconfig and --authorization-kubeconfig"
+        )
 
     async def start(self) -> None:
         if self.configmap is not None:

@@ -1,70 +1,56 @@
 """One review POSTed to the kube-apiserver (TokenReview, SubjectAccessReview), with retries.
 
 As Kubernetes' webhook clients: a call that fails to connect, times out, or is answered
-429 or 5xx is tried again after a backoff that grows (0.5 s, then 1.5 times the last, five tries in all
-by default); any other answer is final. What comes back is the review's ``status``.
+429 or 5xx is tried again after a backoff that grows (0.5 s, then 1.5 times the last, five
+tries in all by default); any other answer is final. What comes back is the review's
+``status``.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
-import httpx
+from ..kubeclient import APIError, KubeClient
+from ..toolkit import Backoff
+
+TRIES = 5
 
 
 class ReviewError(Exception):
     """The kube-apiserver could not be asked, or did not answer with a review."""
 
 
-@dataclass(frozen=True)
-class Backoff:
-    first: float = 0.5
-    factor: float = 1.5
-    tries: int = 5
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-
-    def delays(self) -> list[float]:
-        """The waits between the tries."""
-        return [self.first * self.factor**i for i in range(max(self.tries - 1, 0))]
+def review_backoff(sleep: Callable[[float], Awaitable[None]] | None = None) -> Backoff:
+    """The waits between the tries of a review: 0.5 s, growing by half each time."""
+    return Backoff(0.5, 60.0, 1.5, jitter=0.0, sleep=sleep or asyncio.sleep)
 
 
-DEFAULT_BACKOFF = Backoff()
-
-
-def _retryable(response: httpx.Response) -> bool:
-    return response.status_code == 429 or response.status_code >= 500
+DEFAULT_BACKOFF = review_backoff()
 
 
 async def post_review(
-    client: httpx.AsyncClient,
+    client: KubeClient,
     path: str,
     review: dict[str, Any],
     backoff: Backoff = DEFAULT_BACKOFF,
+    tries: int = TRIES,
 ) -> dict[str, Any]:
     """The status of the review the kube-apiserver returns for ``review``."""
     kind = review["kind"]
-    delays = iter(backoff.delays())
+    delays = iter(backoff.delays(tries - 1))
     while True:
         try:
-            response = await client.post(path, json=review)
-        except httpx.TransportError as exc:
-            failure = f"{kind}: {exc!r}"
-        else:
-            if not _retryable(response):
-                break
-            failure = f"{kind}: HTTP {response.status_code}: {response.text[:200]}"
+            answer = await client.create(path, review)
+            break
+        except APIError as err:
+            if not err.retryable:
+                raise ReviewError(f"{kind}: HTTP {err.code}: {err.message}") from err
+            failure = f"{kind}: {err}"
         delay = next(delays, None)
         if delay is None:
             raise ReviewError(failure)
         await backoff.sleep(delay)
-    if response.status_code not in (200, 201):
-        raise ReviewError(f"{kind}: HTTP {response.status_code}: {response.text[:200]}")
-    try:
-        body = response.json()
-    except ValueError as exc:
-        raise ReviewError(f"{kind}: the answer is not JSON") from exc
-    status = body.get("status") if isinstance(body, dict) else None
+    status = answer.get("status")
     return status if isinstance(status, dict) else {}

@@ -15,13 +15,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import httpx
 import orjson
 
+from ..kubeclient import KubeClient
 from ..machinery import errors
+from ..toolkit import Backoff
 from .authorizer import Authorization, Decision, RequestAttributes
 from .cache import TTLCache
-from .review import DEFAULT_BACKOFF, Backoff, ReviewError, post_review
+from .review import DEFAULT_BACKOFF, ReviewError, post_review
 
 log = logging.getLogger("apiserver")
 
@@ -64,7 +65,7 @@ def decision_of_review(status: dict[str, Any]) -> Authorization:
 class SubjectAccessReviewAuthorizer:
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: KubeClient,
         allowed_ttl: float = 10.0,
         denied_ttl: float = 10.0,
         cache: TTLCache[bytes, Authorization] | None = None,

@@ -14,12 +14,12 @@ import hashlib
 import logging
 from typing import Any
 
-import httpx
-
+from ..kubeclient import KubeClient
 from ..machinery.user import UserInfo
+from ..toolkit import Backoff
 from .cache import TTLCache
 from .credentials import Credentials
-from .review import DEFAULT_BACKOFF, Backoff, ReviewError, post_review
+from .review import DEFAULT_BACKOFF, ReviewError, post_review
 
 log = logging.getLogger("apiserver")
 
@@ -57,7 +57,7 @@ def user_of_review(status: dict[str, Any]) -> UserInfo | None:
 class TokenReviewAuthenticator:
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: KubeClient,
         cache_ttl: float = 10.0,
         cache: TTLCache[bytes, UserInfo | bool] | None = None,
         backoff: Backoff = DEFAULT_BACKOFF,

@@ -12,8 +12,9 @@ import logging
 import orjson
 
 from ..auth.rbac import RBACIndex, Rule
-from ..machinery import MERGE_PATCH, Registry, WriteOptions, errors
+from ..machinery import Registry, WriteOptions, errors
 from ..sources import Source
+from ..toolkit import MERGE_PATCH
 from .sweeping import SweepingController
 
 log = logging.getLogger("apiserver.controllers.clusterroleaggregation")

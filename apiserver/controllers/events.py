@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import orjson
 
-from ..machinery import MERGE_PATCH, Registry, WriteOptions, errors
-from ..toolkit import JSON
+from ..machinery import Registry, WriteOptions, errors
+from ..toolkit import JSON, MERGE_PATCH
 from ..toolkit.events import DedupEventRecorder, EventRecorder, EventWriter, event_name
 
 __all__ = [

@@ -24,10 +24,10 @@ from collections.abc import Callable
 import orjson
 
 from ..devices import DeviceView, PatchReport
-from ..machinery import MERGE_PATCH, Registry, StatusSubresource, WriteOptions, errors
+from ..machinery import Registry, StatusSubresource, WriteOptions, errors
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
-from ..toolkit import JSON, CoalescingQueue, TokenBucket, run_worker
+from ..toolkit import JSON, MERGE_PATCH, CoalescingQueue, TokenBucket, run_worker
 from ..toolkit.timestamps import now_rfc3339
 from .events import EventRecorder
 

@@ -7,6 +7,7 @@ imported as such: ``errors`` (the ``Status`` errors, ``errors.bad_request(...)``
 the package, modules import their siblings directly.
 """
 
+from ..toolkit import MERGE_PATCH
 from .action import ActionSubresource
 from .admission import CREATE, DELETE, UPDATE, AdmissionChain, AdmissionPlugin, AdmissionRequest
 from .computed import ComputedResource
@@ -18,7 +19,7 @@ from .openapi import ServedKind, v2_document, v3_document
 from .openapi import encode as encode_openapi
 from .openapiproto import MEDIA_TYPES as OPENAPI_V2_PROTOBUF
 from .openapiproto import encode_document as encode_openapi_v2_protobuf
-from .patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
+from .patching import APPLY_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH
 from .registry import DeleteOptions, ListOptions, Registry, WriteOptions
 from .requestinfo import RequestInfo, parse_request
 from .resource import READ_ONLY_VERBS, ResourceType

@@ -23,8 +23,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from ..toolkit import MERGE_PATCH
 from .openapidocs import one_description_per_field
-from .patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
+from .patching import APPLY_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH
 from .resource import ResourceType
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"

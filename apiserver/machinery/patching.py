@@ -13,6 +13,7 @@ import jsonpatch
 import orjson
 
 from ..api import field as fielderr
+from ..toolkit import MERGE_PATCH
 from . import errors, integers
 from .decoding import check_depth
 
@@ -21,7 +22,6 @@ MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024
 """Limits that keep a small patch from building a huge object (as kube-apiserver's)."""
 
 JSON_PATCH = "application/json-patch+json"
-MERGE_PATCH = "application/merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 SUPPORTED_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)

@@ -23,6 +23,7 @@ from typing import Any
 from ..api import field as fielderr
 from ..api.field import FieldError
 from ..storage import StoredObject
+from ..toolkit import MERGE_PATCH
 from ..toolkit.timestamps import now_rfc3339
 from . import errors
 from .canonical import canonicalize_quantities
@@ -30,7 +31,6 @@ from .fieldmanager import ApplyConflictError, FieldManager, conflict_message, re
 from .intake import BodyType, check_names, check_type_meta
 from .patching import (
     JSON_PATCH,
-    MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
     SUPPORTED_PATCH_TYPES,
     apply_json_patch,

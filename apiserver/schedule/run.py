@@ -10,7 +10,7 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..shim.client import APIClient, Credentials
+from ..kubeclient import ClusterConfig, KubeClient, load_kubeconfig
 from ..toolkit.options import log_level_option, non_negative, option, switch
 from .extender import Extender
 from .scheduler import StandInScheduler
@@ -89,8 +89,8 @@ def _tls(options: ScheduleOptions) -> ssl.SSLContext:
     return context
 
 
-async def _run(options: ScheduleOptions, credentials: Credentials) -> None:
-    api = APIClient(credentials)
+async def _run(options: ScheduleOptions, config: ClusterConfig) -> None:
+    api = KubeClient(config, user_agent=SCHEDULER_NAME)
     extender = Extender(
         options.shim_url,
         _tls(options),
@@ -111,7 +111,4 @@ async def _run(options: ScheduleOptions, credentials: Credentials) -> None:
 
 
 def run_schedule(options: ScheduleOptions) -> None:
-    credentials = Credentials.from_kubeconfig(options.kubeconfig, options.server)
-    if not credentials.server:
-        raise ValueError("no API server: pass --server or a kubeconfig with one")
-    asyncio.run(_run(options, credentials))
+    asyncio.run(_run(options, load_kubeconfig(options.kubeconfig, options.server)))

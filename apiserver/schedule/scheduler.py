@@ -14,8 +14,9 @@ Ties: kube-scheduler picks at random among the best-scored nodes; here they are 
 name order, one further on each attempt of the pod, so a retry after a failed bind tries
 the next equally good node and the choice is reproducible.
 
-Pods come from one list-then-watch (the toolkit's reflector) with the field selector
-``spec.schedulerName=<name>,spec.nodeName=``; a pod that is bound or deleted leaves it.
+Pods come from one list-then-watch (the client layer's ``ListWatch``) with the field
+selector ``spec.schedulerName=<name>,spec.nodeName=``; a pod that is bound or deleted
+leaves it.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
-from ..shim.client import APIClient, APIError
-from ..shim.events import ClientEventRecorder
-from ..toolkit import JSON, Backoff, CoalescingQueue, Reflector, TokenBucket, run_worker
+from ..kubeclient import APIError, ClientEventRecorder, Collection, KubeClient, ListWatch
+from ..toolkit import JSON, Backoff, CoalescingQueue, TokenBucket, run_worker
 from .extender import Extender, ExtenderError
 
 log = logging.getLogger("apiserver.schedule")
@@ -37,10 +37,6 @@ PODS = "/api/v1/pods"
 
 class Unschedulable(Exception):
     """No node fits the pod now."""
-
-
-class Expired(Exception):
-    """The watch's revision is gone (410): list again."""
 
 
 def best_node(scores: Mapping[str, int], attempt: int) -> str:
@@ -59,7 +55,7 @@ def _key(pod: JSON) -> str:
 class StandInScheduler:
     def __init__(
         self,
-        api: APIClient,
+        api: KubeClient,
         extender: Extender,
         name: str,
         *,
@@ -81,29 +77,25 @@ class StandInScheduler:
         self.backoffs: dict[str, Backoff] = {}
         self.retries: dict[str, asyncio.TimerHandle] = {}
         self.binding: dict[str, asyncio.Task[None]] = {}
-        self.revision = ""
         self.selector = f"spec.schedulerName={name},spec.nodeName="
-        self.reflector = Reflector(
-            f"pods of {name}",
-            list_all=self._list,
-            watch=self._watch,
-            gone=(Expired,),
-            transient=(APIError,),
+        self.list_watch = ListWatch(
+            Collection(api, PODS, field_selector=self.selector),
+            name=f"pods of {name}",
+            on_list=self._listed_pods,
+            on_event=self._changed,
             log=log,
         )
         self._listed = False
 
     async def run(self) -> None:
         async with asyncio.TaskGroup() as tasks:
-            tasks.create_task(self.reflector.run())
+            tasks.create_task(self.list_watch.run())
             tasks.create_task(run_worker(self.queue, self.bucket, self._schedule, self._failed))
 
     # -- the pods ------------------------------------------------------------------------
 
-    async def _list(self) -> None:
-        listing = await self.api.get(PODS, fieldSelector=self.selector)
-        self.revision = str((listing.get("metadata") or {}).get("resourceVersion") or "")
-        seen = {_key(p): p for p in listing.get("items") or []}
+    async def _listed_pods(self, pods: list[JSON]) -> None:
+        seen = {_key(p): p for p in pods}
         for key in set(self.pods) - set(seen):
             self._gone(key)
         for key, pod in seen.items():
@@ -112,29 +104,12 @@ class StandInScheduler:
             self._listed = True
             log.info("watching pods with spec.schedulerName=%s: %d waiting", self.name, len(seen))
 
-    async def _watch(self) -> bool:
-        delivered = False
-        params = {"fieldSelector": self.selector, "resourceVersion": self.revision}
-        async for event in self.api.watch(PODS, **params):
-            kind, obj = event.get("type"), event.get("object") or {}
-            if kind == "ERROR":
-                if obj.get("code") == 410:
-                    raise Expired(obj.get("message") or "the watch's revision is gone")
-                raise APIError(
-                    int(obj.get("code") or 0), obj.get("reason", ""), obj.get("message", "")
-                )
-            revision = (obj.get("metadata") or {}).get("resourceVersion")
-            if revision:
-                self.revision = str(revision)
-            if kind == "BOOKMARK":
-                continue
-            delivered = True
-            key = _key(obj)
-            if kind == "DELETED" or (obj.get("spec") or {}).get("nodeName"):
-                self._gone(key)
-            else:
-                self._seen(key, obj)
-        return delivered
+    async def _changed(self, kind: str, pod: JSON) -> None:
+        key = _key(pod)
+        if kind == "DELETED" or (pod.get("spec") or {}).get("nodeName"):
+            self._gone(key)
+        else:
+            self._seen(key, pod)
 
     def _seen(self, key: str, pod: JSON) -> None:
         new = key not in self.pods

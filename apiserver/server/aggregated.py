@@ -13,7 +13,6 @@ from typing import Any
 
 from ..auth import Authenticator, Authorizer
 from ..controllers import EventRecorder
-from ..controllers.kubeevents import KubeEventRecorder
 from ..kinds import own_strategies
 from ..kinds.deviceclass import DeviceClassStrategy
 from ..kinds.devicetaintrule import DeviceTaintRuleStrategy
@@ -22,9 +21,9 @@ from ..kinds.resourceclaim import ResourceClaimStrategy
 from ..kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from ..kinds.resourceslice import ResourceSliceStrategy
 from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
+from ..kubeclient import ClientEventRecorder, KubeClient
 from ..machinery import AdmissionPlugin, Registry, Resource, ResourceType, Strategy
 from ..sources import KubeSource, Source, StoreSource
-from ..sources.upstream import KubeConnection
 from ..storage import Store
 from ..toolkit import Backoff
 from .cluster import COMPONENT, ClusterSources, RateLimit, admission_chain, serve_kinds
@@ -50,7 +49,7 @@ class AggregatedCluster:
         self,
         store: Store,
         group: str,
-        connection: KubeConnection,
+        client: KubeClient,
         *,
         authenticator: Authenticator | None,
         authorizer: Authorizer | None,
@@ -60,7 +59,7 @@ class AggregatedCluster:
     ) -> None:
         self.store = store
         self.group = group
-        self.connection = connection
+        self.client = client
         self.authenticator = authenticator
         self.authorizer = authorizer
         self.admission = admission_chain(group, pool_status_create_limit, admission)
@@ -68,13 +67,13 @@ class AggregatedCluster:
         self._registries = {r.resource: r for r in self._served if isinstance(r, Registry)}
         upstream = {
             field: KubeSource(
-                connection, collection_path(resource), name=resource.plural, backoff=backoff
+                client, collection_path(resource), name=resource.plural, backoff=backoff
             )
             for field, resource in UPSTREAM.items()
         }
         rules = DeviceTaintRuleStrategy.upstream().resource
         taint_rules = KubeSource(
-            connection,
+            client,
             collection_path(rules),
             name=rules.plural,
             backoff=backoff,
@@ -87,7 +86,7 @@ class AggregatedCluster:
             patches=self._source(ResourceSlicePatchStrategy.for_group(group).resource),
             requests=self._source(ResourcePoolStatusRequestStrategy.for_group(group).resource),
         )
-        self.events: EventRecorder = KubeEventRecorder(connection, COMPONENT)
+        self.events: EventRecorder = ClientEventRecorder(client, COMPONENT)
 
     def _source(self, resource: ResourceType) -> StoreSource:
         return StoreSource(self.store, resource.key_prefix(), name=resource.plural)
@@ -104,14 +103,13 @@ class AggregatedCluster:
         return self._registries[resource]
 
     async def start(self) -> None:
-        await self.connection.open()
         for source in self.sources.all():
             await source.start()
 
     async def close(self) -> None:
         for source in reversed(self.sources.all()):
             await source.close()
-        await self.connection.close()
+        await self.client.aclose()
 
     def own_sources(self) -> list[Source]:
         # The upstream kinds follow the kube-apiserver's revisions, not our store's.

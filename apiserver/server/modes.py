@@ -9,13 +9,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-
 from ..api.resource import DRA_GROUP
 from ..auth import Authenticator, Authorizer
 from ..kinds import strategies
+from ..kubeclient import APIError, KubeClient, config_for
 from ..machinery import AdmissionPlugin, ReviewStrategy, Strategy
-from ..sources.upstream import KubeConnection
 from ..storage import Store
 from ..toolkit.options import option
 from .aggregated import AggregatedCluster
@@ -23,6 +21,13 @@ from .cluster import Cluster, RateLimit, StandaloneCluster
 from .servedcheck import check_served_versions
 
 MODES = ("standalone", "aggregated")
+UPSTREAM_HINT = "aggregated mode reads from a kube-apiserver: pass --kubeconfig, or run in a Pod"
+
+
+def upstream_client(kubeconfig: str | None) -> KubeClient:
+    """The client of the kube-apiserver aggregated mode reads from: ``kubeconfig``'s, else
+    the in-cluster one (``KubeconfigError`` naming the flag when there is neither)."""
+    return KubeClient(config_for(kubeconfig, hint=UPSTREAM_HINT))
 
 
 @dataclass
@@ -61,12 +66,8 @@ def served_group_versions(group: str) -> list[str]:
 
 
 async def _check_upstream(kubeconfig: str | None, group: str) -> None:
-    connection = KubeConnection(kubeconfig)
-    await connection.open()
-    try:
-        await check_served_versions(connection, group, served_group_versions(group))
-    finally:
-        await connection.close()
+    async with upstream_client(kubeconfig) as client:
+        await check_served_versions(client, group, served_group_versions(group))
 
 
 def check_upstream(kubeconfig: str | None, group: str) -> None:
@@ -74,7 +75,7 @@ def check_upstream(kubeconfig: str | None, group: str) -> None:
     itself. Raises ``ValueError`` with the reason otherwise."""
     try:
         asyncio.run(_check_upstream(kubeconfig, group))
-    except (OSError, TimeoutError, aiohttp.ClientError) as exc:
+    except (OSError, TimeoutError, APIError) as exc:
         raise ValueError(f"cannot reach the kube-apiserver: {exc}") from exc
 
 
@@ -94,7 +95,7 @@ def build_cluster(
         return AggregatedCluster(
             store,
             options.group,
-            KubeConnection(options.kubeconfig),
+            upstream_client(options.kubeconfig),
             authenticator=authenticator,
             authorizer=authorizer,
             pool_status_create_limit=pool_status_create_limit,

@@ -20,9 +20,9 @@ from ..auth import (
     read_token_file,
 )
 from ..auth.delegation import AuthOptions, ModeAuth, auth_for_mode
-from ..auth.kubeconfig import load_kubeconfig
 from ..auth.reviewkinds import review_strategies
 from ..auth.reviews import EveryRule, RuleResolver
+from ..kubeclient import load_kubeconfig
 from ..machinery import ReviewStrategy
 from ..machinery.user import UserInfo
 from ..storage import Store

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..api.resource.group import OTHER_GROUP
-from ..sources.upstream import KubeConnection
+from ..kubeclient import KubeClient
 
 APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
 AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
@@ -27,10 +27,10 @@ class UpstreamCheckError(ValueError):
     """The kube-apiserver could not be asked, or a group-version we serve is taken."""
 
 
-async def taken_versions(connection: KubeConnection, group_versions: Iterable[str]) -> list[str]:
+async def taken_versions(client: KubeClient, group_versions: Iterable[str]) -> list[str]:
     """One sentence per group-version in ``group_versions`` that the kube-apiserver serves
     itself, naming the APIService; empty when every one is free."""
-    status, body = await connection.request("GET", APISERVICES)
+    status, body = await client.request("GET", APISERVICES)
     if status == 404:  # no aggregation layer: discovery alone says what is served
         apiservices: dict[str, Any] = {}
     elif status == 200 and isinstance(body, dict):
@@ -65,7 +65,7 @@ async def taken_versions(connection: KubeConnection, group_versions: Iterable[st
                     " local again)"
                 )
             continue
-        status, _ = await connection.request("GET", f"/apis/{group}/{version}")
+        status, _ = await client.request("GET", f"/apis/{group}/{version}")
         if status == 200:
             taken.append(
                 f"{group_version} is served by the kube-apiserver itself (its discovery"
@@ -75,10 +75,10 @@ async def taken_versions(connection: KubeConnection, group_versions: Iterable[st
 
 
 async def check_served_versions(
-    connection: KubeConnection, group: str, group_versions: Iterable[str]
+    client: KubeClient, group: str, group_versions: Iterable[str]
 ) -> None:
     """Refuse (``UpstreamCheckError``) when a group-version we would serve is taken."""
-    taken = await taken_versions(connection, group_versions)
+    taken = await taken_versions(client, group_versions)
     if taken:
         other = OTHER_GROUP if group != OTHER_GROUP else f"dra.{OTHER_GROUP}"
         raise UpstreamCheckError(

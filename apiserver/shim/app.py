@@ -21,11 +21,11 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ..api.resource.group import DRA_GROUP
+from ..kubeclient import APIError, KubeClient, config_for
 from ..server.certs import ensure_serving_certs
 from ..server.tlspeer import PeerCertificateProtocol, ssl_context_factory
 from ..toolkit.options import comma_list, log_level_option, non_negative, option, port_number
 from .binding import ATTACH_TIMEOUT, Binder
-from .client import APIClient, APIError, Credentials
 from .door import SCHEDULER_USER, SchedulerOnly, ShimDoor, laptop_client_ca, shim_authenticator
 from .extender import (
     BindArgs,
@@ -82,7 +82,7 @@ def _counted(metrics: ShimMetrics, verb: str) -> Callable[[Verb], Verb]:
 
 
 def build_app(
-    api: APIClient,
+    api: KubeClient,
     paths: Paths,
     *,
     attach_timeout: float = ATTACH_TIMEOUT,
@@ -194,13 +194,7 @@ class ShimOptions:
 
 
 def run_shim(options: ShimOptions) -> None:
-    credentials = (
-        Credentials.from_kubeconfig(options.kubeconfig, options.server)
-        if options.kubeconfig
-        else Credentials.in_cluster(options.server)
-    )
-    if not credentials.server:
-        raise ValueError("no API server: pass --server or a kubeconfig with one")
+    config = config_for(options.kubeconfig, hint="give --kubeconfig", server=options.server)
     client_ca = options.client_ca_file
     if options.tls_cert_file and options.tls_private_key_file:
         cert, key = options.tls_cert_file, options.tls_private_key_file
@@ -211,10 +205,10 @@ def run_shim(options: ShimOptions) -> None:
             client_ca = str(laptop_client_ca(options.cert_dir))
     if client_ca is None:
         log.warning("no --client-ca-file: only bearer tokens (checked by TokenReview) get in")
-    api = APIClient(credentials)
+    api = KubeClient(config, user_agent="dra-scheduler-shim")
     app = ShimDoor(
         build_app(api, Paths(options.group), attach_timeout=options.attach_timeout),
-        shim_authenticator(client_ca, api.http),
+        shim_authenticator(client_ca, api),
         SchedulerOnly(options.allowed_users, options.allowed_groups),
     )
     uvicorn.run(

@@ -39,11 +39,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..api.resource.resourceclaim import ATTACH_FAILED, IS_ATTACHED, NEEDS_ATTACHING
-from ..toolkit import JSON
+from ..kubeclient import APIError, ClientEventRecorder, Collection, KubeClient, ListWatch
+from ..toolkit import JSON, Backoff
 from ..toolkit.timestamps import now_rfc3339
 from .claims import pod_claims
-from .client import APIClient, APIError
-from .events import ClientEventRecorder
 from .extender import BindArgs
 from .metrics import ShimMetrics
 from .paths import Paths
@@ -53,6 +52,8 @@ log = logging.getLogger(__name__)
 
 CONFLICT_RETRIES = 10
 ATTACH_TIMEOUT = 600.0
+ATTACH_RETRY_MAX = 5.0
+"""The longest wait before the claims are read again after a failed list or watch."""
 COMPONENT = "dra-scheduler-shim"
 """Who the Events about attach waits name as their source."""
 
@@ -130,7 +131,7 @@ class Binder:
 
     def __init__(
         self,
-        api: APIClient,
+        api: KubeClient,
         paths: Paths,
         *,
         attach_timeout: float = ATTACH_TIMEOUT,
@@ -358,7 +359,11 @@ class Binder:
     async def _watch_until_attached(
         self, namespace: str, by_claim: dict[str, list[AttachWait]]
     ) -> None:
+        """List and watch the namespace's claims (resumed after a dropped watch, listed
+        again after a 410, with a backoff between failures) until no device is waited for;
+        a failed attach or a deleted claim raises ``BindFailure``."""
         pending = set(by_claim)
+        failure: list[BindFailure] = []
 
         def seen(claim: JSON) -> None:
             name = claim.get("metadata", {}).get("name")
@@ -366,29 +371,38 @@ class Binder:
                 return
             outcome = _outcome(claim, by_claim[name])
             if outcome:
-                raise BindFailure(f"attaching failed: {outcome}")
+                failure.append(BindFailure(f"attaching failed: {outcome}"))
             if outcome == "":
                 pending.discard(name)
 
-        while pending:  # a watch the server ends (or expires) is started again from a list
-            listing = await self.api.get(self.paths.claims(namespace))
-            for claim in listing.get("items") or []:
+        async def listed(claims: list[JSON]) -> None:
+            for claim in claims:
                 seen(claim)
-            if not pending:
-                return
-            revision = str((listing.get("metadata") or {}).get("resourceVersion") or "")
-            async for event in self.api.watch(
-                self.paths.claims(namespace), resourceVersion=revision
-            ):
-                kind, obj = event.get("type"), event.get("object") or {}
-                if kind == "ERROR":
-                    break
-                if kind == "DELETED" and obj.get("metadata", {}).get("name") in pending:
-                    raise BindFailure(f"claim {namespace}/{obj['metadata']['name']} was deleted")
-                if kind in ("ADDED", "MODIFIED"):
-                    seen(obj)
-                    if not pending:
-                        return
+            finish()
+
+        async def changed(kind: str, claim: JSON) -> None:
+            name = claim.get("metadata", {}).get("name")
+            if kind == "DELETED" and name in pending:
+                failure.append(BindFailure(f"claim {namespace}/{name} was deleted"))
+            elif kind != "DELETED":
+                seen(claim)
+            finish()
+
+        def finish() -> None:
+            if failure or not pending:
+                claims.stop()
+
+        claims = ListWatch(
+            Collection(self.api, self.paths.claims(namespace)),
+            name=f"claims of {namespace}",
+            on_list=listed,
+            on_event=changed,
+            log=log,
+            backoff=Backoff(initial=0.1, maximum=ATTACH_RETRY_MAX),
+        )
+        await claims.run()
+        if failure:
+            raise failure[0]
 
     async def _bound(self, namespace: str, name: str) -> str:
         """The node the pod is bound to now ("" when unbound, or unreadable)."""

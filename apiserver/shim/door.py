@@ -23,7 +23,6 @@ import logging
 from collections.abc import Iterable
 from pathlib import Path
 
-import httpx
 import orjson
 from cryptography import x509
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -40,6 +39,7 @@ from ..auth.x509 import (
     FileCA,
     verify_client_certificate,
 )
+from ..kubeclient import KubeClient
 from ..machinery.user import UserInfo
 from ..server.certs import ensure_serving_certs, write_client_cert
 from ..server.installcerts import SCHEDULER_USER
@@ -74,7 +74,7 @@ class SchedulerOnly:
         return user.name in self.users or bool(self.groups.intersection(user.groups))
 
 
-def shim_authenticator(client_ca_file: str | None, api: httpx.AsyncClient) -> Authenticator:
+def shim_authenticator(client_ca_file: str | None, api: KubeClient) -> Authenticator:
     """Client certificates of ``client_ca_file`` (re-read when it changes), then bearer
     tokens by TokenReview over ``api`` (the shim's connection to the API server)."""
     methods: list[Authenticator] = []

@@ -13,9 +13,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..api.resource.allocationreview import ANSWER_SCORES
+from ..kubeclient import APIError, KubeClient
 from ..toolkit import JSON
 from .claims import pod_claims, pod_namespace
-from .client import APIClient, APIError
 from .extender import FilterArgs, FilterResult, scaled
 from .paths import Paths
 
@@ -44,7 +44,7 @@ counts as one preemption might help with, the answer that never strands a pod.""
 
 
 async def review(
-    api: APIClient,
+    api: KubeClient,
     paths: Paths,
     namespace: str,
     claims: list[str],
@@ -136,7 +136,7 @@ def _entries(status: JSON) -> dict[str, JSON]:
 class Scheduler:
     """The extender's filter and prioritize verbs."""
 
-    def __init__(self, api: APIClient, paths: Paths) -> None:
+    def __init__(self, api: KubeClient, paths: Paths) -> None:
         self.api = api
         self.paths = paths
         self.memory = FilterMemory()

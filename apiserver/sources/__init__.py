@@ -1,7 +1,7 @@
 """Sources: list+watch informers of the objects the device view and controllers read.
 
 One interface (``Source``), three implementations: ``StoreSource`` over our own store
-(standalone mode), ``KubeSource`` over a kube-apiserver through kubernetes-asyncio (raw JSON,
+(standalone mode), ``KubeSource`` over a kube-apiserver through the client layer (raw JSON,
 so fields this server does not know survive), and ``MemorySource`` whose objects the caller
 sets (tests, benchmarks).
 """

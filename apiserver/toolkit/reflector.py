@@ -54,6 +54,12 @@ class Reflector:
         self.failures = 0
         """How many list or watch attempts failed and were retried after a backoff."""
         self._listed = False
+        self.stopped = False
+
+    def stop(self) -> None:
+        """End ``run`` once the list or watch event being handled is done (its owner's
+        watch checks ``stopped`` after each event)."""
+        self.stopped = True
 
     def _relist(self) -> None:
         self.needs_list = True
@@ -61,7 +67,7 @@ class Reflector:
             self._must_list()
 
     async def run(self) -> None:
-        while True:
+        while not self.stopped:
             try:
                 if self.needs_list:
                     await self._list_all()
@@ -70,6 +76,8 @@ class Reflector:
                     self._listed = True
                     self.backoff.reset()
                     self.needs_list = False
+                    if self.stopped:
+                        return
                 began = time.monotonic()
                 if await self._watch():
                     self.backoff.reset()

@@ -25,19 +25,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import logging
 import random
-import ssl
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-import httpx
-import orjson
-import yaml
+from apiserver.kubeclient import (
+    Collection,
+    Conflict,
+    KubeClient,
+    ListWatch,
+    NotFound,
+    load_kubeconfig,
+)
+from apiserver.toolkit.timestamps import now_rfc3339
 
 JSON = dict[str, Any]
 NEEDS_ATTACHING = "kubernetes.io/needs-attaching"
@@ -53,31 +54,10 @@ IN_USE = "composable.example.com/in-use-by-claim"
 log = logging.getLogger("composable-controller")
 
 
-def client(kubeconfig: str) -> httpx.AsyncClient:
-    """An HTTPS client with the kubeconfig's server, CA and bearer token (what the server's
-    ``--kubeconfig-out`` writes)."""
-    config = yaml.safe_load(Path(kubeconfig).read_text())
-    context = next(
-        c["context"] for c in config["contexts"] if c["name"] == config["current-context"]
-    )
-    cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"])
-    user = next(u["user"] for u in config["users"] if u["name"] == context["user"])
-    if "certificate-authority-data" in cluster:
-        ca = base64.b64decode(cluster["certificate-authority-data"]).decode()
-        verify = ssl.create_default_context(cadata=ca)
-    else:
-        ca_file = Path(kubeconfig).parent / cluster["certificate-authority"]
-        verify = ssl.create_default_context(cafile=str(ca_file))
-    return httpx.AsyncClient(
-        base_url=cluster["server"],
-        verify=verify,
-        headers={"Authorization": f"Bearer {user['token']}"},
-        timeout=30,
-    )
-
-
-def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def client(kubeconfig: str) -> KubeClient:
+    """A client of the server the kubeconfig names (what the server's ``--kubeconfig-out``
+    writes: its URL, CA and a bearer token)."""
+    return KubeClient(load_kubeconfig(kubeconfig), user_agent="composable-controller")
 
 
 def true_conditions(entry: JSON) -> set[str]:
@@ -100,14 +80,14 @@ class Pool:
 class Controller:
     def __init__(
         self,
-        http: httpx.AsyncClient,
+        api: KubeClient,
         driver: str,
         models: dict[str, int],
         latency: float,
         failure_rate: float,
         fail_nodes: set[str],
     ) -> None:
-        self.http = http
+        self.api = api
         self.driver = driver
         self.models = models
         self.latency = latency
@@ -134,9 +114,8 @@ class Controller:
     async def load(self) -> None:
         """Read back the slices published before; every device of a model that is in no
         node's pool is free on the fabric."""
-        answer = await self.http.get(SLICES, params={"labelSelector": f"{OWNER}={self.driver}"})
-        answer.raise_for_status()
-        for stored in answer.json()["items"]:
+        listing = await self.api.list(SLICES, {"labelSelector": f"{OWNER}={self.driver}"})
+        for stored in listing.items:
             spec = stored["spec"]
             pool = Pool(spec["pool"]["name"], spec.get("nodeName"), stored=stored)
             pool.generation = spec["pool"]["generation"]
@@ -173,12 +152,10 @@ class Controller:
         else:
             body["spec"]["allNodes"] = True
         if pool.stored is None:
-            answer = await self.http.post(SLICES, json=body)
+            pool.stored = await self.api.create(SLICES, body)
         else:
             body["metadata"]["resourceVersion"] = pool.stored["metadata"]["resourceVersion"]
-            answer = await self.http.put(f"{SLICES}/{body['metadata']['name']}", json=body)
-        answer.raise_for_status()
-        pool.stored = answer.json()
+            pool.stored = await self.api.update(f"{SLICES}/{body['metadata']['name']}", body)
 
     async def move(self, fabric: str, name: str, node: str, claim_uid: str) -> None:
         """An attached device leaves the fabric pool for the node's pool, in use."""
@@ -264,11 +241,10 @@ class Controller:
             f"/apis/resource.k8s.io/v1/namespaces/{meta['namespace']}/resourceclaims/{meta['name']}"
         )
         for _ in range(10):
-            answer = await self.http.get(path)
-            if answer.status_code == 404:
+            try:
+                claim = await self.api.get(path)
+            except NotFound:
                 return False
-            answer.raise_for_status()
-            claim = answer.json()
             mine = [
                 e
                 for e in (claim.get("status") or {}).get("devices") or []
@@ -284,53 +260,48 @@ class Controller:
                 {
                     "type": outcome,
                     "status": "True",
-                    "lastTransitionTime": now(),
+                    "lastTransitionTime": now_rfc3339(),
                     "reason": reason,
                     "message": why,
                 }
             )
-            written = await self.http.put(f"{path}/status", json=claim)
-            if written.status_code != 409:
-                written.raise_for_status()
-                return True
+            try:
+                await self.api.update(f"{path}/status", claim)
+            except Conflict:
+                continue
+            return True
         return False
 
     async def watch_claims(self) -> None:
-        """List, then watch, the claims of every namespace; again after an error."""
-        ready = False
-        while True:
-            try:
-                listing = (await self.http.get(CLAIMS)).raise_for_status().json()
-                claims = {c["metadata"]["uid"]: c for c in listing["items"]}
-                for claim in claims.values():
-                    self.seen(claim)
-                await self.release(claims)
-                if not ready:
-                    log.info("watching ResourceClaims")
-                    ready = True
-                revision = listing["metadata"]["resourceVersion"]
-                async for kind, claim in self.events(revision):
-                    uid = claim["metadata"]["uid"]
-                    if kind == "DELETED":
-                        claims.pop(uid, None)
-                    else:
-                        claims[uid] = claim
-                        self.seen(claim)
-                    await self.release(claims)
-            except httpx.HTTPError as err:
-                log.warning("claims: %s; listing again in a second", err)
-                await asyncio.sleep(1)
+        """List, then watch, the claims of every namespace (resumed after a dropped watch,
+        listed again when the server's history is gone, with a backoff between failures)."""
+        claims: dict[str, JSON] = {}
 
-    async def events(self, revision: str) -> AsyncIterator[tuple[str, JSON]]:
-        params = {"watch": "true", "resourceVersion": revision}
-        async with self.http.stream("GET", CLAIMS, params=params, timeout=None) as answer:
-            answer.raise_for_status()
-            async for line in answer.aiter_lines():
-                event = orjson.loads(line) if line.strip() else {}
-                if event.get("type") == "ERROR":
-                    return  # history gone: list again
-                if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
-                    yield event["type"], event["object"]
+        async def listed(items: list[JSON]) -> None:
+            claims.clear()
+            claims.update((c["metadata"]["uid"], c) for c in items)
+            for claim in items:
+                self.seen(claim)
+            await self.release(claims)
+            log.info("watching ResourceClaims")
+
+        async def changed(kind: str, claim: JSON) -> None:
+            uid = claim["metadata"]["uid"]
+            if kind == "DELETED":
+                claims.pop(uid, None)
+            else:
+                claims[uid] = claim
+                self.seen(claim)
+            await self.release(claims)
+
+        watch = ListWatch(
+            Collection(self.api, CLAIMS),
+            name="claims",
+            on_list=listed,
+            on_event=changed,
+            log=log,
+        )
+        await watch.run()
 
 
 def main() -> None:
@@ -366,9 +337,9 @@ def main() -> None:
     models = dict(m.split("=", 1) for m in args.model or ["fpga-x=4"])
 
     async def run() -> None:
-        async with client(args.kubeconfig) as http:
+        async with client(args.kubeconfig) as api:
             controller = Controller(
-                http,
+                api,
                 args.driver,
                 {m: int(n) for m, n in models.items()},
                 args.attach_latency,

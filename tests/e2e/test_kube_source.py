@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes_asyncio import client, config
 
+from apiserver.kubeclient import KubeClient, load_kubeconfig
 from apiserver.sources import Backoff, KubeSource, SourceEvent
 from devtools.waiting import eventually
 
@@ -38,14 +38,8 @@ def slice_obj(name: str, driver: str, node: str, **extra: Any) -> dict[str, Any]
     }
 
 
-async def api_client(server: ServerProcess, host: str | None = None) -> client.ApiClient:
-    configuration = client.Configuration()
-    await config.load_kube_config(
-        config_file=str(server.kubeconfig), client_configuration=configuration
-    )
-    if host is not None:
-        configuration.host = host
-    return client.ApiClient(configuration=configuration)
+def api_client(server: ServerProcess, host: str | None = None) -> KubeClient:
+    return KubeClient(load_kubeconfig(server.kubeconfig, host))
 
 
 class Recorded:
@@ -60,12 +54,12 @@ class Recorded:
 
 
 @pytest.fixture
-async def api(server: ServerProcess) -> AsyncIterator[client.ApiClient]:
-    async with await api_client(server) as api_client_:
+async def api(server: ServerProcess) -> AsyncIterator[KubeClient]:
+    async with api_client(server) as api_client_:
         yield api_client_
 
 
-async def test_lists_and_watches_raw_objects(server: ServerProcess, api: client.ApiClient) -> None:
+async def test_lists_and_watches_raw_objects(server: ServerProcess, api: KubeClient) -> None:
     driver = f"{unique('ks')}.example.com"
     first = f"{driver}-a"
     async with server.async_client() as http:
@@ -135,7 +129,7 @@ async def test_lists_again_after_410_when_the_history_it_needs_is_gone(tmp_path:
     try:
         async with (
             server.async_client() as http,
-            await api_client(server, f"https://127.0.0.1:{proxy.port}") as api,
+            api_client(server, f"https://127.0.0.1:{proxy.port}") as api,
         ):
             assert (
                 await http.post(SLICES, json=slice_obj("kept", driver, "n0"))
@@ -178,7 +172,7 @@ async def test_lists_again_after_410_when_the_history_it_needs_is_gone(tmp_path:
 
 
 async def test_an_optional_collection_not_served_is_empty_until_it_is(
-    server: ServerProcess, api: client.ApiClient
+    server: ServerProcess, api: KubeClient
 ) -> None:
     """A kind the kube-apiserver does not serve (404) syncs as empty rather than failing,
     and is listed again later; a served one behaves as any other source."""

@@ -21,8 +21,8 @@ import orjson
 import pytest
 
 from apiserver.api.resource import NEEDS_ATTACHING
+from apiserver.kubeclient import KubeClient, load_kubeconfig
 from apiserver.shim.binding import Binder
-from apiserver.shim.client import APIClient, Credentials
 from apiserver.shim.extender import BindArgs
 from apiserver.shim.paths import Paths
 from devtools.waiting import eventually
@@ -76,8 +76,8 @@ async def stand_in(server: ServerProcess) -> AsyncIterator[ReviewStandIn]:
 
 
 @pytest.fixture
-async def api(server: ServerProcess, stand_in: ReviewStandIn) -> AsyncIterator[APIClient]:
-    client = APIClient(Credentials.from_kubeconfig(server.kubeconfig), transport=stand_in)
+async def api(server: ServerProcess, stand_in: ReviewStandIn) -> AsyncIterator[KubeClient]:
+    client = KubeClient(load_kubeconfig(server.kubeconfig), transport=stand_in)
     yield client
     await client.aclose()
 
@@ -161,7 +161,7 @@ def _claim_path(claim: str) -> str:
     return Paths.claim(NS, claim)
 
 
-async def _set_condition(api: APIClient, claim: str, condition: str) -> None:
+async def _set_condition(api: KubeClient, claim: str, condition: str) -> None:
     current = await api.get(_claim_path(claim))
     for entry in current["status"]["devices"]:
         entry["conditions"].append(
@@ -176,20 +176,20 @@ async def _set_condition(api: APIClient, claim: str, condition: str) -> None:
     await api.update(f"{_claim_path(claim)}/status", current)
 
 
-async def _needs_attaching(api: APIClient, claim: str) -> dict[str, Any] | None:
+async def _needs_attaching(api: KubeClient, claim: str) -> dict[str, Any] | None:
     """The claim's one device status entry, once the bind asked for it to be attached."""
     devices = (await api.get(_claim_path(claim))).get("status", {}).get("devices") or []
     types = {c["type"] for d in devices for c in d.get("conditions") or []}
     return devices[0] if NEEDS_ATTACHING in types else None
 
 
-async def _claim_status(api: APIClient, claim: str) -> dict[str, Any]:
+async def _claim_status(api: KubeClient, claim: str) -> dict[str, Any]:
     status: dict[str, Any] = (await api.get(_claim_path(claim))).get("status") or {}
     return status
 
 
 async def _bind_ended_while_waiting(
-    api: APIClient, pod: str, uid: str, claim: str, node: str
+    api: KubeClient, pod: str, uid: str, claim: str, node: str
 ) -> None:
     """A bind to ``node`` that ends while it waits for the attach (as when the shim
     restarts): the attach request stays in the claim."""
@@ -202,7 +202,7 @@ async def _bind_ended_while_waiting(
 
 async def test_node_local_device_allocates_and_binds(
     server: ServerProcess,
-    api: APIClient,
+    api: KubeClient,
     stand_in: ReviewStandIn,
     devices: dict[str, tuple[str, str, str]],
 ) -> None:
@@ -224,7 +224,7 @@ async def test_node_local_device_allocates_and_binds(
 
 async def test_fabric_device_binds_once_attached(
     server: ServerProcess,
-    api: APIClient,
+    api: KubeClient,
     stand_in: ReviewStandIn,
     devices: dict[str, tuple[str, str, str]],
 ) -> None:
@@ -249,7 +249,7 @@ async def test_fabric_device_binds_once_attached(
 
 async def test_attach_failure_fails_the_bind_and_clears_the_claim(
     server: ServerProcess,
-    api: APIClient,
+    api: KubeClient,
     stand_in: ReviewStandIn,
     devices: dict[str, tuple[str, str, str]],
 ) -> None:
@@ -272,7 +272,7 @@ async def test_attach_failure_fails_the_bind_and_clears_the_claim(
 
 async def test_attach_timeout_fails_the_bind_and_clears_the_claim(
     server: ServerProcess,
-    api: APIClient,
+    api: KubeClient,
     stand_in: ReviewStandIn,
     devices: dict[str, tuple[str, str, str]],
 ) -> None:
@@ -287,7 +287,7 @@ async def test_attach_timeout_fails_the_bind_and_clears_the_claim(
 
 
 async def test_infeasible_node_fails_the_bind_and_writes_nothing(
-    server: ServerProcess, api: APIClient, stand_in: ReviewStandIn
+    server: ServerProcess, api: KubeClient, stand_in: ReviewStandIn
 ) -> None:
     pod, uid, claim = _pod_with_claim(server)
     before = await api.get(_claim_path(claim))
@@ -302,7 +302,7 @@ async def test_infeasible_node_fails_the_bind_and_writes_nothing(
     assert "nodeName" not in (await api.get(Paths.pod(NS, pod)))["spec"]
 
 
-async def test_a_replaced_pod_is_not_bound(server: ServerProcess, api: APIClient) -> None:
+async def test_a_replaced_pod_is_not_bound(server: ServerProcess, api: KubeClient) -> None:
     pod, _, _ = _pod_with_claim(server)
     error = await Binder(api, Paths()).bind(BindArgs(pod, NS, "another-uid", "node-a"))
     assert "not another-uid" in error
@@ -310,7 +310,7 @@ async def test_a_replaced_pod_is_not_bound(server: ServerProcess, api: APIClient
 
 async def test_a_retried_bind_honours_the_attach_state_in_the_claim(
     server: ServerProcess,
-    api: APIClient,
+    api: KubeClient,
     stand_in: ReviewStandIn,
     devices: dict[str, tuple[str, str, str]],
 ) -> None:
@@ -335,7 +335,7 @@ async def test_a_retried_bind_honours_the_attach_state_in_the_claim(
 
 async def test_a_retried_bind_elsewhere_leaves_a_device_being_attached_alone(
     server: ServerProcess,
-    api: APIClient,
+    api: KubeClient,
     stand_in: ReviewStandIn,
     devices: dict[str, tuple[str, str, str]],
 ) -> None:

@@ -18,8 +18,8 @@ import orjson
 import pytest
 import yaml
 
+from apiserver.kubeclient import KubeClient, load_kubeconfig
 from apiserver.shim.app import build_app
-from apiserver.shim.client import APIClient, Credentials
 from apiserver.shim.paths import Paths
 
 from .harness import REPO, ServerProcess, start_server
@@ -118,7 +118,7 @@ async def recording(cluster: ServerProcess) -> AsyncIterator[Recording]:
 
 @pytest.fixture
 async def shim(cluster: ServerProcess, recording: Recording) -> AsyncIterator[httpx.AsyncClient]:
-    below = APIClient(Credentials.from_kubeconfig(cluster.kubeconfig), transport=recording)
+    below = KubeClient(load_kubeconfig(cluster.kubeconfig), transport=recording)
     app = build_app(below, Paths())
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app), base_url="http://shim", timeout=60

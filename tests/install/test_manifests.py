@@ -30,12 +30,12 @@ from apiserver.auth.x509 import (
     verify_client_certificate,
 )
 from apiserver.cli import build_parser
+from apiserver.kubeclient import ClusterConfig, KubeClient
 from apiserver.server.certs import cert_pem
 from apiserver.server.installcerts import SCHEDULER_SECRET, SCHEDULER_USER, SHIM_SECRET
 from apiserver.server.modes import served_group_versions
 from apiserver.server.serve import ServeOptions
 from apiserver.shim.app import ShimOptions, build_app
-from apiserver.shim.client import APIClient, Credentials
 from apiserver.shim.paths import Paths
 from apiserver.toolkit.options import from_args, validated
 from tests.e2e.harness import REPO, kubectl_binary
@@ -461,8 +461,8 @@ def test_scheduler_configuration_names_the_shim_service(
     assert duration_seconds(extender["httpTimeout"]) > args.attach_timeout
 
 
-def _no_api() -> APIClient:
-    return APIClient(Credentials("https://unused", None, None, None, None))
+def _no_api() -> KubeClient:
+    return KubeClient(ClusterConfig("https://unused", None, None, None, None))
 
 
 @pytest.mark.parametrize("install", SHIM_INSTALLS)

@@ -13,10 +13,11 @@ import orjson
 import pytest
 
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
-from apiserver.machinery import JSON_PATCH, MERGE_PATCH, Registry, StatusSubresource, WriteOptions
+from apiserver.machinery import JSON_PATCH, Registry, StatusSubresource, WriteOptions
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.updates import Mutation
 from apiserver.storage.cacher import WatchCache
+from apiserver.toolkit import MERGE_PATCH
 from devtools.localetcd import LocalEtcd
 
 from .conftest import etcd_store, unique_prefix

@@ -12,6 +12,7 @@ from apiserver.auth import UserInfo
 from apiserver.auth.authconfigmap import AuthenticationConfigMap, parse_configmap
 from apiserver.auth.authorizer import Authorization, Decision, RequestAttributes, request_attributes
 from apiserver.auth.union import AlwaysAllowGroups, AlwaysAllowPaths, AuthorizerChain
+from apiserver.kubeclient import ClusterConfig, KubeClient
 from apiserver.server.certs import cert_pem, make_ca
 
 CA_A = cert_pem(make_ca("a")[0]).decode()
@@ -83,7 +84,7 @@ async def test_refresh_keeps_the_last_good_reading() -> None:
         paths.append(request.url.path)
         return answers.pop(0)
 
-    client = httpx.AsyncClient(base_url="https://kube", transport=httpx.MockTransport(handler))
+    client = KubeClient(ClusterConfig("https://kube"), transport=httpx.MockTransport(handler))
     configmap = AuthenticationConfigMap(client)
     assert configmap.client_ca() is None
     assert await configmap.refresh()

@@ -1,7 +1,7 @@
-"""auth/kubeconfig.py, server/tlspeer.py and the auth options of serve: a kubeconfig's
-current context as an HTTPS client, the server context that asks for client certificates
-without verifying them, what aggregated mode needs to start, and the client certificates
-the client-cert command writes."""
+"""kubeclient/config.py (as delegated auth reads a kubeconfig), server/tlspeer.py and the
+auth options of serve: a kubeconfig's current context as an HTTPS client, the server context
+that asks for client certificates without verifying them, what aggregated mode needs to
+start, and the client certificates the client-cert command writes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from apiserver.auth.delegation import AuthOptions, request_header_of_flags
-from apiserver.auth.kubeconfig import KubeconfigError, load_kubeconfig
+from apiserver.kubeclient import KubeClient, KubeconfigError, load_kubeconfig
+from apiserver.kubeclient.transport import ssl_context
 from apiserver.server import tlspeer
 from apiserver.server.certs import (
     cert_pem,
@@ -53,10 +54,10 @@ def test_token_and_ca_file_relative_to_the_kubeconfig(tmp_path: Path) -> None:
     path = _write(tmp_path / "kc", {"token": "sa-token"}, {"certificate-authority": "certs/ca.crt"})
     target = load_kubeconfig(path)
     assert target.server == "https://kube:6443"
-    assert target.ssl_context.verify_mode == ssl.CERT_REQUIRED
-    [trusted] = target.ssl_context.get_ca_certs(binary_form=True)
+    assert ssl_context(target).verify_mode == ssl.CERT_REQUIRED
+    [trusted] = ssl_context(target).get_ca_certs(binary_form=True)
     assert ssl.DER_cert_to_PEM_cert(trusted).strip() == files.ca_cert.read_text().strip()
-    assert _authorization(target.client()) == "Bearer sa-token"
+    assert _authorization(KubeClient(target).http) == "Bearer sa-token"
 
 
 def _authorization(client: httpx.AsyncClient) -> str:
@@ -69,7 +70,7 @@ def test_token_file_is_read(tmp_path: Path) -> None:
     (tmp_path / "token").write_text("from-file\n")
     target = load_kubeconfig(_write(tmp_path / "kc", {"tokenFile": "token"}, {}))
     assert target.token_file == tmp_path / "token"
-    assert _authorization(target.client()) == "Bearer from-file"
+    assert _authorization(KubeClient(target).http) == "Bearer from-file"
 
 
 def test_client_certificate_data(tmp_path: Path) -> None:
@@ -80,7 +81,7 @@ def test_client_certificate_data(tmp_path: Path) -> None:
     }
     target = load_kubeconfig(_write(tmp_path / "kc", user, {"insecure-skip-tls-verify": True}))
     assert target.token is None
-    assert target.ssl_context.verify_mode == ssl.CERT_NONE
+    assert ssl_context(target).verify_mode == ssl.CERT_NONE
 
 
 @pytest.mark.parametrize(

@@ -13,10 +13,12 @@ import pytest
 from apiserver.auth import Credentials, RequestAttributes, UserInfo
 from apiserver.auth.authorizer import Decision, request_attributes
 from apiserver.auth.cache import TTLCache
-from apiserver.auth.review import Backoff
+from apiserver.auth.review import review_backoff
 from apiserver.auth.subjectaccessreview import SubjectAccessReviewAuthorizer, review_spec
 from apiserver.auth.tokenreview import TokenReviewAuthenticator
+from apiserver.kubeclient import ClusterConfig, KubeClient
 from apiserver.machinery import errors
+from apiserver.toolkit import Backoff
 
 
 class Clock:
@@ -64,9 +66,9 @@ class KubeAPI:
                 status["denied"] = True
         return httpx.Response(201, json={**review, "status": status})
 
-    def client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
-            base_url="https://kube.example", transport=httpx.MockTransport(self.handler)
+    def client(self) -> KubeClient:
+        return KubeClient(
+            ClusterConfig("https://kube.example"), transport=httpx.MockTransport(self.handler)
         )
 
 
@@ -81,7 +83,7 @@ class Sleeps:
 
 
 def _no_wait() -> Backoff:
-    return Backoff(sleep=Sleeps())
+    return review_backoff(sleep=Sleeps())
 
 
 def _bearer(token: str) -> Credentials:
@@ -222,7 +224,7 @@ async def test_unreachable_kube_apiserver_is_a_500_and_not_kept() -> None:
 async def test_transient_failures_are_retried_with_growing_waits() -> None:
     kube, sleeps = KubeAPI(), Sleeps()
     kube.failures = 2
-    authorizer = SubjectAccessReviewAuthorizer(kube.client(), backoff=Backoff(sleep=sleeps))
+    authorizer = SubjectAccessReviewAuthorizer(kube.client(), backoff=review_backoff(sleep=sleeps))
     assert (await authorizer.authorize(_list())).decision is Decision.ALLOW
     assert kube.calls == 3
     assert sleeps.waits == [0.5, 0.75]
@@ -231,6 +233,6 @@ async def test_transient_failures_are_retried_with_growing_waits() -> None:
 async def test_a_refusal_is_not_retried() -> None:
     kube, sleeps = KubeAPI(), Sleeps()
     kube.failures, kube.failure_code = 1, 403
-    authenticator = TokenReviewAuthenticator(kube.client(), backoff=Backoff(sleep=sleeps))
+    authenticator = TokenReviewAuthenticator(kube.client(), backoff=review_backoff(sleep=sleeps))
     assert await authenticator.authenticate(_bearer("good")) is None
     assert (kube.calls, sleeps.waits) == (1, [])

@@ -25,18 +25,12 @@ from apiserver.controllers import (
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
-from apiserver.machinery import (
-    MERGE_PATCH,
-    DeleteOptions,
-    Registry,
-    StatusSubresource,
-    WriteOptions,
-    errors,
-)
+from apiserver.machinery import DeleteOptions, Registry, StatusSubresource, WriteOptions, errors
 from apiserver.server.cluster import StandaloneCluster
 from apiserver.server.deviceview import DeviceViewOptions, DeviceViewService
 from apiserver.sources import MemorySource, Source, object_key, object_revision
 from apiserver.storage.sqlite import SQLiteStore
+from apiserver.toolkit import MERGE_PATCH
 from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"

@@ -14,7 +14,6 @@ import pytest
 from apiserver.controllers import RequestCleaner, deadline
 from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy
 from apiserver.machinery import (
-    MERGE_PATCH,
     DeleteOptions,
     ListOptions,
     Registry,
@@ -23,6 +22,7 @@ from apiserver.machinery import (
 )
 from apiserver.sources import MemorySource, StoreSource
 from apiserver.storage.sqlite import SQLiteStore
+from apiserver.toolkit import MERGE_PATCH
 from devtools.waiting import eventually
 
 GROUP = "resource.k8s.io"

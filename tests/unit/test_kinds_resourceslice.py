@@ -11,16 +11,11 @@ import pytest
 
 from apiserver.kinds import standalone_strategies, strategies
 from apiserver.kinds.resourceslice import ResourceSliceStrategy
-from apiserver.machinery import (
-    MERGE_PATCH,
-    ListOptions,
-    Registry,
-    WriteOptions,
-    parse_field_selector,
-)
+from apiserver.machinery import ListOptions, Registry, WriteOptions, parse_field_selector
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.table import table
 from apiserver.storage.sqlite import SQLiteStore
+from apiserver.toolkit import MERGE_PATCH
 
 OPTS = WriteOptions()
 

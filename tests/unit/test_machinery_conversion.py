@@ -18,7 +18,6 @@ from apiserver.kinds.resourcepoolstatusrequest_v1alpha3 import (
     ResourcePoolStatusRequestV1alpha3Strategy,
 )
 from apiserver.machinery import (
-    MERGE_PATCH,
     ConvertingStore,
     ListOptions,
     Registry,
@@ -29,6 +28,7 @@ from apiserver.machinery.errors import StatusError
 from apiserver.server.cluster import serve_kinds
 from apiserver.storage import EventType
 from apiserver.storage.sqlite import SQLiteStore
+from apiserver.toolkit import MERGE_PATCH
 
 GROUP = "resource.k8s.io"
 OPTS = WriteOptions()

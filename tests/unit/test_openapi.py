@@ -14,7 +14,6 @@ from apiserver.kinds import strategies
 from apiserver.machinery import (
     APPLY_PATCH,
     JSON_PATCH,
-    MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
     ResourceType,
     ServedKind,
@@ -23,6 +22,7 @@ from apiserver.machinery import (
 )
 from apiserver.machinery import encode_openapi as encode
 from apiserver.machinery.openapi import _plain_refs
+from apiserver.toolkit import MERGE_PATCH
 
 SERVED = [
     ServedKind(s.resource, s.model, s.has_status, s.create_rate_limited) for s in strategies()

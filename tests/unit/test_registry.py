@@ -16,7 +16,6 @@ from apiserver.kinds.resourcepoolstatusrequest import ResourcePoolStatusRequestS
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.machinery import (
     JSON_PATCH,
-    MERGE_PATCH,
     DeleteOptions,
     ListOptions,
     Registry,
@@ -29,6 +28,7 @@ from apiserver.machinery.decoding import FieldValidation
 from apiserver.machinery.errors import StatusError
 from apiserver.storage import EventType, StorageUnavailableError, StoredObject
 from apiserver.storage.sqlite import SQLiteStore
+from apiserver.toolkit import MERGE_PATCH
 
 GROUP = "resource.k8s.io"
 RSP_API = f"{GROUP}/v1alpha3"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import httpx
 
+from apiserver.kubeclient import ClusterConfig, KubeClient
 from apiserver.server.aggregated import AggregatedCluster
 from apiserver.server.app import APIServer, ServerSettings, build_app
-from apiserver.sources.upstream import KubeConnection
 from apiserver.storage.sqlite import SQLiteStore
 
 GROUP = "resource.x-k8s.io"
@@ -17,7 +17,11 @@ async def test_serves_our_kinds_and_is_not_ready_before_the_upstream_has_synced(
     store: SQLiteStore,
 ) -> None:
     cluster = AggregatedCluster(
-        store, GROUP, KubeConnection("unused"), authenticator=None, authorizer=None
+        store,
+        GROUP,
+        KubeClient(ClusterConfig("https://unused")),
+        authenticator=None,
+        authorizer=None,
     )
     served = {(r.resource.group, r.resource.plural, r.subresource) for r in cluster.served()}
     assert served == {

@@ -8,28 +8,34 @@ from typing import Any
 import pytest
 
 from apiserver.kinds import strategies
-from apiserver.server.modes import served_group_versions
+from apiserver.kubeclient import ClusterConfig, KubeClient
+from apiserver.server.modes import served_group_versions, upstream_client
 from apiserver.server.servedcheck import (
     APISERVICES,
     UpstreamCheckError,
     check_served_versions,
     taken_versions,
 )
-from apiserver.sources.upstream import KubeConnection
 
 OURS = ["resource.k8s.io/v1alpha1", "resource.k8s.io/v1alpha3"]
 
 
-class Upstream(KubeConnection):
+class Upstream(KubeClient):
     """Answers GETs from a table of path → (status, body); records what was asked."""
 
     def __init__(self, answers: dict[str, tuple[int, Any]]) -> None:
-        super().__init__()
+        super().__init__(ClusterConfig("https://unused"))
         self.answers = answers
         self.asked: list[str] = []
 
     async def request(
-        self, method: str, path: str, *, body: Any = None, content_type: str = ""
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        params: dict[str, str] | None = None,
+        content_type: str = "",
     ) -> tuple[int, Any]:
         assert method == "GET"
         self.asked.append(path)
@@ -159,4 +165,4 @@ async def test_no_kubeconfig_and_no_cluster_is_refused_with_the_flag(
 ) -> None:
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     with pytest.raises(ValueError, match="pass --kubeconfig"):
-        await KubeConnection(None).open()
+        upstream_client(None)

@@ -14,8 +14,8 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
+from apiserver.kubeclient import ClusterConfig, KubeClient
 from apiserver.shim.app import build_app
-from apiserver.shim.client import APIClient, Credentials
 from apiserver.shim.extender import MAX_EXTENDER_PRIORITY, BindArgs, FilterArgs, scaled
 from apiserver.shim.paths import Paths
 
@@ -101,8 +101,8 @@ def api() -> AllocationAPI:
 
 @pytest.fixture
 async def shim(api: AllocationAPI) -> AsyncIterator[httpx.AsyncClient]:
-    below = APIClient(
-        Credentials("http://api", None, "t", None, None), transport=httpx.ASGITransport(api.app)
+    below = KubeClient(
+        ClusterConfig("http://api", None, "t", None, None), transport=httpx.ASGITransport(api.app)
     )
     app = build_app(below, Paths())
     async with httpx.AsyncClient(

@@ -16,9 +16,13 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from prometheus_client.parser import text_string_to_metric_families
 
-from apiserver.shim import client as shim_client
+from apiserver.kubeclient import (
+    ClusterConfig,
+    KubeClient,
+    in_cluster_config,
+    transport,
+)
 from apiserver.shim.app import build_app
-from apiserver.shim.client import APIClient, Credentials
 from apiserver.shim.metrics import ShimMetrics
 from apiserver.shim.paths import Paths
 
@@ -55,8 +59,8 @@ def below() -> FastAPI:
 
 @pytest.fixture
 async def shim() -> AsyncIterator[httpx.AsyncClient]:
-    api = APIClient(
-        Credentials("http://api", None, "t", None, None), transport=httpx.ASGITransport(below())
+    api = KubeClient(
+        ClusterConfig("http://api", None, "t", None, None), transport=httpx.ASGITransport(below())
     )
     app = build_app(api, Paths(), metrics=ShimMetrics())
     async with httpx.AsyncClient(
@@ -179,8 +183,8 @@ async def test_in_cluster_credentials_read_the_rotating_token(
     (tmp_path / "token").write_text("first\n")
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "6443")
-    monkeypatch.setattr(shim_client, "TOKEN_REREAD", 0.0)
-    credentials = Credentials.in_cluster(directory=tmp_path)
+    monkeypatch.setattr(transport, "TOKEN_REREAD", 0.0)
+    credentials = in_cluster_config(directory=tmp_path)
     assert credentials.server == "https://[fd00::1]:6443"
 
     seen: list[str] = []
@@ -192,8 +196,8 @@ async def test_in_cluster_credentials_read_the_rotating_token(
         return {"kind": "Pod"}
 
     # An empty CA file cannot be loaded; the in-process transport needs none.
-    api = APIClient(
-        Credentials("http://api", None, None, None, None, credentials.token_file),
+    api = KubeClient(
+        ClusterConfig("http://api", None, None, None, None, credentials.token_file),
         transport=httpx.ASGITransport(app),
     )
     await api.get(Paths.pod("ml", "p"))
@@ -208,4 +212,4 @@ def test_outside_a_cluster_in_cluster_credentials_say_what_to_give(
 ) -> None:
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     with pytest.raises(ValueError, match="--kubeconfig"):
-        Credentials.in_cluster(directory=tmp_path)
+        in_cluster_config(directory=tmp_path)

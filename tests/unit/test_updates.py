@@ -15,7 +15,6 @@ import pytest
 from apiserver.kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from apiserver.machinery import (
     JSON_PATCH,
-    MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
     Registry,
     StatusSubresource,
@@ -25,6 +24,7 @@ from apiserver.machinery import (
 from apiserver.machinery.errors import StatusError
 from apiserver.machinery.updates import Mutation
 from apiserver.storage.sqlite import SQLiteStore
+from apiserver.toolkit import MERGE_PATCH
 
 GROUP = "resource.k8s.io"
 API = f"{GROUP}/v1alpha3"

@@ -21,9 +21,10 @@ from apiserver.api.resource import (
     validate_resource_claim_update,
 )
 from apiserver.kinds.resourceclaim import ResourceClaimStrategy, claim_state
-from apiserver.machinery import MERGE_PATCH, Registry, StatusSubresource, WriteOptions
+from apiserver.machinery import Registry, StatusSubresource, WriteOptions
 from apiserver.machinery.errors import StatusError
 from apiserver.storage.sqlite import SQLiteStore
+from apiserver.toolkit import MERGE_PATCH
 
 R = "spec.devices.requests"
 K = "spec.devices.constraints"

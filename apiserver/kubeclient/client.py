@@ -1,0 +1,218 @@
+"""One HTTPS client of a Kubernetes API server (httpx): JSON calls that raise typed
+``Status`` errors, lists read page by page, and watches decoded from NDJSON.
+
+A GET, PUT or DELETE whose kept-alive connection the server closed as it went out is sent
+once more (idempotent: a PUT carries its resourceVersion); a create or a patch never is.
+Objects stay raw JSON, so fields this code does not know survive a read and a write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+
+from ..toolkit import JSON, MERGE_PATCH
+from .config import ClusterConfig
+from .errors import APIError, Gone, connection_failed, error_of
+from .ndjson import objects
+from .transport import BearerAuth, ssl_context
+
+PAGE_SIZE = 500
+REPLAYABLE = frozenset({"GET", "PUT", "DELETE"})
+"""Methods sent once more when a kept-alive connection was closed under them."""
+
+
+@dataclass
+class Listing:
+    """Every item of a collection, read from one snapshot, and that snapshot's version."""
+
+    items: list[JSON] = field(default_factory=list)
+    resource_version: str = ""
+
+
+class KubeClient:
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        timeout: float = 30.0,
+        user_agent: str = "dra-apiserver",
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """``transport``: where requests go instead of the network (an in-process app)."""
+        self.config = config
+        self.timeout = timeout
+        self._http = httpx.AsyncClient(
+            base_url=config.server,
+            verify=ssl_context(config),
+            headers={"Accept": "application/json", "User-Agent": user_agent},
+            auth=BearerAuth(config),
+            timeout=timeout,
+            transport=transport,
+        )
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The connection itself, for calls of another shape."""
+        return self._http
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def _send(
+        self, method: str, path: str, body: Any, params: dict[str, str] | None, content_type: str
+    ) -> httpx.Response:
+        content = orjson.dumps(body) if body is not None else None
+        headers = {"Content-Type": content_type} if body is not None else None
+        try:
+            try:
+                return await self._http.request(
+                    method, path, content=content, headers=headers, params=params
+                )
+            except httpx.RemoteProtocolError:
+                if method not in REPLAYABLE:
+                    raise
+                # A kept-alive connection the server closed as the request went out (its
+                # idle timeout): an idempotent request is safe to send again, once. A PUT
+                # carries its resourceVersion, so a replay of one that was applied is a 409.
+                return await self._http.request(
+                    method, path, content=content, headers=headers, params=params
+                )
+        except httpx.HTTPError as err:
+            raise connection_failed(f"{method} {path}", err) from err
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        params: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> tuple[int, Any]:
+        """One call: the answer's status code and decoded JSON body (None when not JSON).
+        Only a failure to get an answer raises (``APIError`` with code 0)."""
+        answer = await self._send(method, path, body, params, content_type)
+        return answer.status_code, _decoded(answer.content)
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        params: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> JSON:
+        answer = await self._send(method, path, body, params, content_type)
+        decoded = _decoded(answer.content)
+        if answer.is_success:
+            if decoded is None and answer.content.strip():
+                raise APIError(answer.status_code, "InvalidResponse", "the answer is not JSON")
+            return decoded if isinstance(decoded, dict) else {}
+        raise error_of(answer.status_code, decoded, answer.text)
+
+    async def get(self, path: str, **params: str) -> JSON:
+        return await self._call("GET", path, params=params or None)
+
+    async def create(self, path: str, body: JSON) -> JSON:
+        return await self._call("POST", path, body)
+
+    async def update(self, path: str, body: JSON) -> JSON:
+        return await self._call("PUT", path, body)
+
+    async def merge_patch(self, path: str, patch: JSON) -> JSON:
+        return await self._call("PATCH", path, patch, content_type=MERGE_PATCH)
+
+    async def delete(self, path: str) -> JSON:
+        return await self._call("DELETE", path)
+
+    async def list(
+        self, path: str, params: dict[str, str] | None = None, *, page_size: int = PAGE_SIZE
+    ) -> Listing:
+        """Every item, page by page (``limit`` and ``continue``) from one snapshot; a
+        continue token that expired between pages starts the list over. Items come with
+        their ``apiVersion`` and ``kind`` (a list may leave them out)."""
+        listing, token = Listing(), ""
+        while True:
+            query = {**(params or {}), "limit": str(page_size)}
+            if token:
+                query["continue"] = token
+            try:
+                page = await self.get(path, **query)
+            except Gone:
+                if not token:
+                    raise
+                listing, token = Listing(), ""  # the snapshot expired: start over
+                continue
+            meta = page.get("metadata") or {}
+            listing.resource_version = listing.resource_version or str(
+                meta.get("resourceVersion") or ""
+            )
+            listing.items.extend(_typed_items(page))
+            token = str(meta.get("continue") or "")
+            if not token:
+                return listing
+
+    async def watch(
+        self,
+        path: str,
+        params: dict[str, str] | None = None,
+        *,
+        resource_version: str = "",
+        timeout_seconds: int | None = None,
+    ) -> AsyncGenerator[JSON, None]:
+        """The events of one watch (bookmarks asked for), until the server ends it. An
+        ``ERROR`` event raises its ``Status`` (``Gone`` for 410), as a failed answer does."""
+        query = {**(params or {}), "watch": "true", "allowWatchBookmarks": "true"}
+        if resource_version:
+            query["resourceVersion"] = resource_version
+        read = None
+        if timeout_seconds is not None:
+            query["timeoutSeconds"] = str(timeout_seconds)
+            read = timeout_seconds + self.timeout
+        limits = httpx.Timeout(self.timeout, read=read)
+        try:
+            async with self._http.stream("GET", path, params=query, timeout=limits) as answer:
+                if not answer.is_success:
+                    await answer.aread()
+                    raise error_of(answer.status_code, _decoded(answer.content), answer.text)
+                async for event in objects(answer.aiter_bytes()):
+                    if not isinstance(event, dict):
+                        continue
+                    if event.get("type") == "ERROR":
+                        raise error_of(500, event.get("object"), repr(event.get("object")))
+                    yield event
+        except httpx.HTTPError as err:
+            raise connection_failed(f"watch {path}", err) from err
+        except orjson.JSONDecodeError as err:
+            raise APIError(500, "InvalidResponse", f"watch {path}: a line is not JSON") from err
+
+
+def _decoded(content: bytes) -> Any:
+    if not content:
+        return None
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _typed_items(page: JSON) -> list[JSON]:
+    kind = str(page.get("kind") or "").removesuffix("List")
+    api_version = page.get("apiVersion")
+    items = [item for item in page.get("items") or () if isinstance(item, dict)]
+    for item in items:
+        item.setdefault("apiVersion", api_version)
+        item.setdefault("kind", kind)
+    return items

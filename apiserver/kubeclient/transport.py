@@ -1,0 +1,60 @@
+"""A ``ClusterConfig`` turned into what httpx needs: the TLS context (the CA to trust, the
+client certificate to present) and the request authentication (a bearer token, re-read
+from its file as a projected token rotates; the TLS server name to ask for)."""
+
+from __future__ import annotations
+
+import ssl
+import tempfile
+import time
+from collections.abc import Generator
+from pathlib import Path
+
+import httpx
+
+from .config import ClusterConfig
+
+TOKEN_REREAD = 60.0
+
+
+def ssl_context(config: ClusterConfig) -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    if config.insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif config.ca_pem:
+        context = ssl.create_default_context(cadata=config.ca_pem.decode("ascii"))
+    if config.cert_pem and config.key_pem:
+        # load_cert_chain reads files only; the pair lives in a private temporary directory
+        # just long enough to be loaded.
+        with tempfile.TemporaryDirectory() as directory:
+            cert, key = Path(directory) / "client.crt", Path(directory) / "client.key"
+            cert.write_bytes(config.cert_pem)
+            key.write_bytes(config.key_pem)
+            context.load_cert_chain(cert, key)
+    return context
+
+
+class BearerAuth(httpx.Auth):
+    """A fixed token, or a token file re-read every ``TOKEN_REREAD`` seconds; and the TLS
+    server name to ask for, when the configuration names one."""
+
+    def __init__(self, config: ClusterConfig) -> None:
+        self.token = config.token
+        self.token_file = config.token_file
+        self.server_name = config.tls_server_name
+        self._read_at = -TOKEN_REREAD
+
+    def _current(self) -> str | None:
+        if self.token_file is not None and time.monotonic() - self._read_at >= TOKEN_REREAD:
+            self.token = self.token_file.read_text().strip()
+            self._read_at = time.monotonic()
+        return self.token
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        token = self._current()
+        if token:
+            request.headers["Authorization"] = f"Bearer {token}"
+        if self.server_name:
+            request.extensions["sni_hostname"] = self.server_name
+        yield request
