@@ -53,8 +53,13 @@ kubectls: $(STAMP)
 client-node: $(STAMP)
 	CI=true $(PY) -m devtools.clientnode </dev/null
 
+# The suite on three workers, each test file whole on one of them (its module fixtures start
+# once): most e2e time is spent waiting on server processes, subprocesses and real timeouts,
+# which overlaps even on two cores. make test PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= 3
+
 test: lint typecheck layers kubectls client-node
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	$(PY) -m bench
