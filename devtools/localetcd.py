@@ -13,7 +13,7 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-from .process import ChildProcess, free_port, http_probe
+from .process import START_TIMEOUT, ChildProcess, free_port, http_probe
 
 
 def etcd_binary() -> str:
@@ -107,7 +107,7 @@ class LocalEtcd:
         context.load_cert_chain(str(self.tls.cert), str(self.tls.key))
         return context
 
-    def start(self, timeout: float = 30.0) -> LocalEtcd:
+    def start(self, timeout: float = START_TIMEOUT) -> LocalEtcd:
         scheme = "https" if self.tls else "http"
         healthy = http_probe(
             f"{scheme}://{self.endpoint}/health",

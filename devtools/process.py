@@ -19,6 +19,11 @@ import httpx
 
 from .waiting import WaitTimeout, wait_for
 
+START_TIMEOUT = 120.0
+"""How long a start may take before it counts as failed: a Python server imports for a few
+seconds of CPU, and a loaded two-core machine running the suite on several workers starts
+several at once. A process that serves returns as soon as it does."""
+
 Probe = Callable[[], bool]
 """True once the process serves; may be called before the process has written anything."""
 
@@ -69,7 +74,7 @@ class ChildProcess:
     def output(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
-    def start(self, command: list[str], ready: Probe, timeout: float = 30.0) -> None:
+    def start(self, command: list[str], ready: Probe, timeout: float = START_TIMEOUT) -> None:
         """Run ``command`` and return once ``ready()``; RuntimeError with the log if it
         exits first or is not ready within ``timeout`` (it is killed then)."""
         self.log.parent.mkdir(parents=True, exist_ok=True)

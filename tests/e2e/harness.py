@@ -15,7 +15,7 @@ import httpx
 
 from devtools.apiserver import admin_token, serve_command
 from devtools.kubectls import venv_kubectl
-from devtools.process import ChildProcess, free_port, http_probe
+from devtools.process import START_TIMEOUT, ChildProcess, free_port, http_probe
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,7 @@ class ServerProcess:
     def token(self) -> str:
         return admin_token(self.workdir)
 
-    def start(self, timeout: float = 30.0) -> ServerProcess:
+    def start(self, timeout: float = START_TIMEOUT) -> ServerProcess:
         args = serve_command(
             self.workdir,
             self.port,
@@ -162,7 +162,7 @@ class ShimProcess:
     def ssl_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(self.workdir / "certs" / "ca.crt"))
 
-    def start(self, timeout: float = 30.0) -> ShimProcess:
+    def start(self, timeout: float = START_TIMEOUT) -> ShimProcess:
         command = [
             sys.executable,
             "-m",
@@ -236,7 +236,7 @@ class SchedulerProcess:
     def __post_init__(self) -> None:
         self.process = ChildProcess("scheduler", self.workdir / "scheduler.log", cwd=REPO)
 
-    def start(self, timeout: float = 30.0) -> SchedulerProcess:
+    def start(self, timeout: float = START_TIMEOUT) -> SchedulerProcess:
         server = self.shim.server
         command = [
             sys.executable,
@@ -276,7 +276,7 @@ class ControllerProcess:
     def __post_init__(self) -> None:
         self.process = ChildProcess("controller", self.log, cwd=REPO)
 
-    def start(self, timeout: float = 30.0) -> ControllerProcess:
+    def start(self, timeout: float = START_TIMEOUT) -> ControllerProcess:
         command = [
             sys.executable,
             str(CONTROLLER),
