@@ -281,50 +281,70 @@ def _decode_expr(buf: bytes) -> Expr:
         name = next((_str(v) for n, _, v in sub if n == 1), "")
         return Ident(node_id, name)
     if kind == 5:
-        operand: Expr | None = None
-        fname = ""
-        test_only = False
-        for n, _, v in sub:
-            if n == 1:
-                operand = decode_expr(_bytes(v))
-            elif n == 2:
-                fname = _str(v)
-            elif n == 3:
-                test_only = bool(_int(v))
-        if operand is None:
-            raise wire.WireError("select without operand")
-        return Select(node_id, operand, fname, test_only)
+        return _decode_select(node_id, sub)
     if kind == 6:
-        target: Expr | None = None
-        function = ""
-        args: list[Expr] = []
-        for n, _, v in sub:
-            if n == 1:
-                target = decode_expr(_bytes(v))
-            elif n == 2:
-                function = _str(v)
-            elif n == 3:
-                args.append(decode_expr(_bytes(v)))
-        return Call(node_id, function, args, target)
+        return _decode_call(node_id, sub)
     if kind == 7:
-        elements: list[Expr] = []
-        optional: list[int] = []
-        for n, wt, v in sub:
-            if n == 1:
-                elements.append(decode_expr(_bytes(v)))
-            elif n == 2:
-                optional += _repeated_int(wt, v)
-        return CreateList(node_id, elements, optional)
+        return _decode_list(node_id, sub)
     if kind == 8:
-        entries: list[Entry] = []
-        message_name = ""
-        for n, _, v in sub:
-            if n == 1:
-                message_name = _str(v)
-            elif n == 2:
-                entries.append(_decode_entry(_bytes(v)))
-        return CreateStruct(node_id, entries, message_name)
+        return _decode_struct(node_id, sub)
     # kind == 9
+    return _decode_comprehension(node_id, sub)
+
+
+def _decode_select(node_id: int, sub: list[Field]) -> Select:
+    operand: Expr | None = None
+    fname = ""
+    test_only = False
+    for n, _, v in sub:
+        if n == 1:
+            operand = decode_expr(_bytes(v))
+        elif n == 2:
+            fname = _str(v)
+        elif n == 3:
+            test_only = bool(_int(v))
+    if operand is None:
+        raise wire.WireError("select without operand")
+    return Select(node_id, operand, fname, test_only)
+
+
+def _decode_call(node_id: int, sub: list[Field]) -> Call:
+    target: Expr | None = None
+    function = ""
+    args: list[Expr] = []
+    for n, _, v in sub:
+        if n == 1:
+            target = decode_expr(_bytes(v))
+        elif n == 2:
+            function = _str(v)
+        elif n == 3:
+            args.append(decode_expr(_bytes(v)))
+    return Call(node_id, function, args, target)
+
+
+def _decode_list(node_id: int, sub: list[Field]) -> CreateList:
+    elements: list[Expr] = []
+    optional: list[int] = []
+    for n, wt, v in sub:
+        if n == 1:
+            elements.append(decode_expr(_bytes(v)))
+        elif n == 2:
+            optional += _repeated_int(wt, v)
+    return CreateList(node_id, elements, optional)
+
+
+def _decode_struct(node_id: int, sub: list[Field]) -> CreateStruct:
+    entries: list[Entry] = []
+    message_name = ""
+    for n, _, v in sub:
+        if n == 1:
+            message_name = _str(v)
+        elif n == 2:
+            entries.append(_decode_entry(_bytes(v)))
+    return CreateStruct(node_id, entries, message_name)
+
+
+def _decode_comprehension(node_id: int, sub: list[Field]) -> Comprehension:
     parts: dict[int, int | bytes] = {n: v for n, _, v in sub}
 
     def part(n: int) -> Expr:

@@ -190,6 +190,23 @@ _STRING_SCAN = frozenset(
     {"contains", "startsWith", "endsWith", "charAt", "indexOf", "lastIndexOf", "isQuantity"}
 )
 _LINEAR = frozenset({"max", "min", "sum", "isSorted", "distinct", "@in"})
+# The functions _text_call prices: the string scans and builders, and the parsers of text.
+_TEXT = (
+    _STRING_SCAN
+    | _SAME_SHAPE
+    | {
+        "matches",
+        "replace",
+        "split",
+        "join",
+        "quote",
+        "strings.quote",
+        "format",
+        "quantity",
+        "semver",
+        "isSemver",
+    }
+)
 
 
 def _call(fn: str, node: A.Call, shapes: list[Shape], args: list[Estimate]) -> tuple[int, Shape]:
@@ -216,6 +233,13 @@ def _call(fn: str, node: A.Call, shapes: list[Shape], args: list[Estimate]) -> t
     if fn == "includes":
         # As upstream: linear in the longest list attribute, whatever the target.
         return 1 + MAX_LIST_VALUES, SCALAR
+    if fn in _TEXT:
+        return _text_call(fn, shapes, first, total)
+    return _collection_call(fn, node, shapes, first)
+
+
+def _text_call(fn: str, shapes: list[Shape], first: Shape, total: int) -> tuple[int, Shape]:
+    """A string function's cost and result shape: linear in the text it scans or builds."""
     if fn == "matches":
         pattern = shapes[1].size if len(shapes) > 1 else MAX_STRING
         return 1 + _traverse(first.size) * max(1, math.ceil(pattern * 0.25)), SCALAR
@@ -239,6 +263,11 @@ def _call(fn: str, node: A.Call, shapes: list[Shape], args: list[Estimate]) -> t
         return 1 + _traverse(size), Shape(size)
     if fn in ("quantity", "semver", "isSemver"):
         return 1 + _traverse(first.size), QUANTITY
+    return 1, first
+
+
+def _collection_call(fn: str, node: A.Call, shapes: list[Shape], first: Shape) -> tuple[int, Shape]:
+    """A list, set, conversion or optional function's cost and result shape."""
     if fn in _LINEAR:
         return 1 + first.size, first.element() if fn in ("max", "min", "sum") else SCALAR
     if fn in ("sort", "@sortByAssociatedKeys"):

@@ -91,6 +91,13 @@ def merge(
                 tuple(won_taints),
             )
         )
+    return _patched(device, attributes, capacity, patch_taints), tuple(marks)
+
+
+def _patched(
+    device: JSON, attributes: JSON, capacity: JSON, patch_taints: dict[tuple[Any, Any], JSON]
+) -> JSON:
+    """A copy of ``device`` with the merged attributes, capacity and taints."""
     out = dict(device)
     if attributes or "attributes" in device:
         out["attributes"] = attributes
@@ -103,4 +110,4 @@ def merge(
             if not isinstance(t, dict) or _identity(t) not in patch_taints
         ]
         out["taints"] = own + list(patch_taints.values())
-    return out, tuple(marks)
+    return out

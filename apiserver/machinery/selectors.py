@@ -62,78 +62,87 @@ class LabelSelector:
 _TOKEN = re.compile(r"\s*(!=|==|=|!|>|<|\(|\)|,|[^\s!=<>(),]+)")
 
 
+_OPERATOR_TOKENS = ("!=", "==", "=", "!", ">", "<", "(", ")", ",")
+
+
 def parse_label_selector(text: str) -> LabelSelector:
     tokens = [m.group(1) for m in _TOKEN.finditer(text or "")]
     reqs: list[LabelRequirement] = []
     i = 0
-
-    def fail(why: str) -> errors.StatusError:
-        return errors.bad_request(f"unable to parse requirement: {why}")
-
-    def word(at: int, what: str) -> str:
-        if at >= len(tokens) or tokens[at] in ("!=", "==", "=", "!", ">", "<", "(", ")", ","):
-            raise fail(f"found '{tokens[at] if at < len(tokens) else 'EOS'}', expected: {what}")
-        return tokens[at]
-
     while i < len(tokens):
-        if tokens[i] == "!":
-            key = word(i + 1, "identifier after '!'")
-            reqs.append(LabelRequirement(_check_key(key, fail), "!"))
-            i += 2
-        else:
-            key = _check_key(word(i, "identifier"), fail)
-            i += 1
-            if i >= len(tokens) or tokens[i] == ",":
-                reqs.append(LabelRequirement(key, "exists"))
-            elif tokens[i] in ("=", "==", "!="):
-                op = "!=" if tokens[i] == "!=" else "="
-                value = ""
-                if i + 1 < len(tokens) and tokens[i + 1] != ",":
-                    value = word(i + 1, "value")
-                    i += 1
-                reqs.append(LabelRequirement(key, op, (_check_value(value, fail),)))
-                i += 1
-            elif tokens[i] in (">", "<"):
-                value = word(i + 1, "integer value")
-                if not re.fullmatch(r"-?\d+", value):
-                    raise fail(f"for 'Gt', 'Lt' operators, the value must be an integer: {value!r}")
-                reqs.append(LabelRequirement(key, tokens[i], (value,)))
-                i += 2
-            elif tokens[i] in ("in", "notin"):
-                op = tokens[i]
-                if i + 1 >= len(tokens) or tokens[i + 1] != "(":
-                    raise fail(
-                        f"found '{tokens[i + 1] if i + 1 < len(tokens) else 'EOS'}', expected: '('"
-                    )
-                i += 2
-                values: list[str] = []
-                want_value = True  # "(,", ",," and ",)" stand for the empty value
-                while i < len(tokens) and tokens[i] != ")":
-                    if tokens[i] == ",":
-                        if want_value:
-                            values.append("")
-                        want_value = True
-                    elif want_value:
-                        values.append(_check_value(tokens[i], fail))
-                        want_value = False
-                    else:
-                        raise fail(f"found '{tokens[i]}', expected: ',' or ')'")
-                    i += 1
-                if i >= len(tokens):
-                    raise fail("found 'EOS', expected: ')'")
-                if want_value and values:
-                    values.append("")
-                i += 1
-                reqs.append(LabelRequirement(key, op, tuple(values) or ("",)))
-            else:
-                raise fail(f"found '{tokens[i]}', expected: in, notin, =, ==, !=, gt, lt")
+        requirement, i = _label_requirement(tokens, i)
+        reqs.append(requirement)
         if i < len(tokens):
             if tokens[i] != ",":
-                raise fail(f"found '{tokens[i]}', expected: ','")
+                raise _fail(f"found '{tokens[i]}', expected: ','")
             i += 1
             if i >= len(tokens):
-                raise fail("found 'EOS', expected: identifier")
+                raise _fail("found 'EOS', expected: identifier")
     return LabelSelector(tuple(reqs))
+
+
+def _fail(why: str) -> errors.StatusError:
+    return errors.bad_request(f"unable to parse requirement: {why}")
+
+
+def _word(tokens: list[str], at: int, what: str) -> str:
+    """The identifier or value at ``at``; an operator or the end there is an error."""
+    if at >= len(tokens) or tokens[at] in _OPERATOR_TOKENS:
+        raise _fail(f"found '{tokens[at] if at < len(tokens) else 'EOS'}', expected: {what}")
+    return tokens[at]
+
+
+def _label_requirement(tokens: list[str], i: int) -> tuple[LabelRequirement, int]:
+    """The requirement that starts at token ``i``, and the index of the token after it."""
+    if tokens[i] == "!":
+        key = _word(tokens, i + 1, "identifier after '!'")
+        return LabelRequirement(_check_key(key, _fail), "!"), i + 2
+    key = _check_key(_word(tokens, i, "identifier"), _fail)
+    i += 1
+    if i >= len(tokens) or tokens[i] == ",":
+        return LabelRequirement(key, "exists"), i
+    if tokens[i] in ("=", "==", "!="):
+        op = "!=" if tokens[i] == "!=" else "="
+        value = ""
+        if i + 1 < len(tokens) and tokens[i + 1] != ",":
+            value = _word(tokens, i + 1, "value")
+            i += 1
+        return LabelRequirement(key, op, (_check_value(value, _fail),)), i + 1
+    if tokens[i] in (">", "<"):
+        value = _word(tokens, i + 1, "integer value")
+        if not re.fullmatch(r"-?\d+", value):
+            raise _fail(f"for 'Gt', 'Lt' operators, the value must be an integer: {value!r}")
+        return LabelRequirement(key, tokens[i], (value,)), i + 2
+    if tokens[i] in ("in", "notin"):
+        values, after = _value_set(tokens, i + 1)
+        return LabelRequirement(key, tokens[i], values), after
+    raise _fail(f"found '{tokens[i]}', expected: in, notin, =, ==, !=, gt, lt")
+
+
+def _value_set(tokens: list[str], i: int) -> tuple[tuple[str, ...], int]:
+    """The parenthesised values of ``in``/``notin`` from the ``(`` at token ``i``, and the
+    index of the token after the ``)``."""
+    if i >= len(tokens) or tokens[i] != "(":
+        raise _fail(f"found '{tokens[i] if i < len(tokens) else 'EOS'}', expected: '('")
+    i += 1
+    values: list[str] = []
+    want_value = True  # "(,", ",," and ",)" stand for the empty value
+    while i < len(tokens) and tokens[i] != ")":
+        if tokens[i] == ",":
+            if want_value:
+                values.append("")
+            want_value = True
+        elif want_value:
+            values.append(_check_value(tokens[i], _fail))
+            want_value = False
+        else:
+            raise _fail(f"found '{tokens[i]}', expected: ',' or ')'")
+        i += 1
+    if i >= len(tokens):
+        raise _fail("found 'EOS', expected: ')'")
+    if want_value and values:
+        values.append("")
+    return tuple(values) or ("",), i + 1
 
 
 def _check_key(key: str, fail: Callable[[str], errors.StatusError]) -> str:

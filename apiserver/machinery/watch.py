@@ -124,14 +124,7 @@ class WatchStream:
                 yield WatchItem("ADDED", stored)
             if self.request.allow_bookmarks:
                 yield WatchItem("BOOKMARK", revision=self.start_revision, initial_end=True)
-        # Bounded: a client that reads slowly stops the pump, the store's subscription then
-        # backs up, and past its own limit the store ends the watch (the client re-watches).
-        queue: asyncio.Queue[WatchEvent | BaseException | None] = asyncio.Queue(QUEUE_LIMIT)
-        watch = self.registry.store.watch(
-            self.resource.key_prefix(self.namespace), self.start_revision
-        )
-        watch.on_cut = on_cut
-        pump = asyncio.create_task(_pump(watch, queue))
+        watch, queue, pump = self._subscribe(on_cut)
         interval = self.request.bookmark_interval
         next_bookmark = time.monotonic() + interval
         last_bookmark = self.start_revision
@@ -178,6 +171,19 @@ class WatchStream:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await pump
             await watch.close()
+
+    def _subscribe(
+        self, on_cut: Callable[[], None] | None
+    ) -> tuple[Watch, asyncio.Queue[WatchEvent | BaseException | None], asyncio.Task[None]]:
+        """The store watch from the start revision, the queue it is pumped into, and the pump."""
+        # Bounded: a client that reads slowly stops the pump, the store's subscription then
+        # backs up, and past its own limit the store ends the watch (the client re-watches).
+        queue: asyncio.Queue[WatchEvent | BaseException | None] = asyncio.Queue(QUEUE_LIMIT)
+        watch = self.registry.store.watch(
+            self.resource.key_prefix(self.namespace), self.start_revision
+        )
+        watch.on_cut = on_cut
+        return watch, queue, asyncio.create_task(_pump(watch, queue))
 
     def _visible_type(self, event: WatchEvent) -> str | None:
         opts = self.request.list_options

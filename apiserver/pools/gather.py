@@ -175,39 +175,13 @@ def gather(
     generation = max((s.generation for s in every), default=0)
     newest = sorted((s for s in every if s.generation == generation), key=lambda s: s.name)
     problems: list[str] = []
-    invalid = False
-    expected = max((s.slice_count for s in newest), default=0)
-    counts = sorted({s.slice_count for s in newest})
-    if len(counts) > 1:
-        invalid = True
-        problems.append(
-            f"slices of generation {generation} disagree on resourceSliceCount"
-            f" ({', '.join(map(str, counts))})"
-        )
-    incomplete = len(newest) < expected
-    if incomplete:
-        problems.append(
-            f"incomplete: {len(newest)} of {expected} slices of generation {generation}"
-            " are published"
-        )
-    elif len(newest) > expected:
-        invalid = True
-        problems.append(
-            f"{len(newest)} slices of generation {generation}, more than its"
-            f" resourceSliceCount {expected}"
-        )
+    incomplete, invalid = _check_slice_count(newest, generation, problems)
     names = {s.name for s in newest}
     members = sorted((d for d in devices if d.slice_name in names), key=_device_order)
     node_name, placement_problem = _placement(newest, members)
     if placement_problem:
         problems.append(placement_problem)
-    by_name: dict[str, DeviceFacts] = {}
-    repeated: set[str] = set()
-    for device in members:
-        if device.name in by_name:
-            repeated.add(device.name)
-        else:
-            by_name[device.name] = device
+    by_name, repeated = _devices_by_name(members)
     if len(repeated) == 1:
         problems.append(f"device {next(iter(repeated))} appears in multiple slices")
     elif repeated:
@@ -234,6 +208,48 @@ def gather(
         incomplete=incomplete,
         invalid=invalid or bool(repeated) or bool(twice) or bool(unknown),
     )
+
+
+def _check_slice_count(
+    newest: list[SliceView], generation: int, problems: list[str]
+) -> tuple[bool, bool]:
+    """Whether the newest generation's slices are incomplete, and whether they are invalid
+    (they disagree on resourceSliceCount, or there are more than it says); each finding is
+    added to ``problems``."""
+    invalid = False
+    expected = max((s.slice_count for s in newest), default=0)
+    counts = sorted({s.slice_count for s in newest})
+    if len(counts) > 1:
+        invalid = True
+        problems.append(
+            f"slices of generation {generation} disagree on resourceSliceCount"
+            f" ({', '.join(map(str, counts))})"
+        )
+    incomplete = len(newest) < expected
+    if incomplete:
+        problems.append(
+            f"incomplete: {len(newest)} of {expected} slices of generation {generation}"
+            " are published"
+        )
+    elif len(newest) > expected:
+        invalid = True
+        problems.append(
+            f"{len(newest)} slices of generation {generation}, more than its"
+            f" resourceSliceCount {expected}"
+        )
+    return incomplete, invalid
+
+
+def _devices_by_name(members: list[DeviceFacts]) -> tuple[dict[str, DeviceFacts], set[str]]:
+    """The pool's devices by name, the first of each name kept, and the names seen again."""
+    by_name: dict[str, DeviceFacts] = {}
+    repeated: set[str] = set()
+    for device in members:
+        if device.name in by_name:
+            repeated.add(device.name)
+        else:
+            by_name[device.name] = device
+    return by_name, repeated
 
 
 def _device_order(device: DeviceFacts) -> tuple[str, str]:

@@ -43,6 +43,7 @@ SCHEDULER_SHIM = "dra-scheduler-shim"
 """What the scheduler shim does and nothing more; bind it to the shim's identity."""
 READ = ["get", "list", "watch"]
 WRITE = ["create", "delete", "deletecollection", "patch", "update"]
+DRA_GROUP = "resource.k8s.io"
 API_VERSION = f"{RBAC_GROUP}/{RBAC_VERSION}"
 
 
@@ -94,7 +95,11 @@ def cluster_role_binding(name: str, role: str, groups: list[str]) -> JSON:
 
 def cluster_roles(group: str) -> list[JSON]:
     """The bootstrap ClusterRoles; ``group`` is where this server's own kinds are served."""
-    dra = "resource.k8s.io"
+    return [*_user_facing_roles(group), *_system_roles(), *_component_roles(group)]
+
+
+def _user_facing_roles(group: str) -> list[JSON]:
+    """cluster-admin, the aggregated admin/edit/view roles and what this server adds to them."""
     ours = ["resourceslicepatches", "devices", "resourcepools"]
     claims = ["resourceclaims", "resourceclaimtemplates"]
     return [
@@ -117,7 +122,7 @@ def cluster_roles(group: str) -> list[JSON]:
         cluster_role(
             "system:aggregate-to-edit",
             [
-                _rule(WRITE, [dra], claims),
+                _rule(WRITE, [DRA_GROUP], claims),
                 _rule(WRITE, [group], ["resourceslicepatches"]),
             ],
             labels={AGGREGATE_TO.format("edit"): "true"},
@@ -127,7 +132,7 @@ def cluster_roles(group: str) -> list[JSON]:
             [
                 _rule(
                     READ,
-                    [dra],
+                    [DRA_GROUP],
                     [*claims, "resourceclaims/status", "deviceclasses", "resourceslices"],
                 ),
                 _rule(READ, [group], [*ours, "resourceslicepatches/status"]),
@@ -135,6 +140,12 @@ def cluster_roles(group: str) -> list[JSON]:
             ],
             labels={AGGREGATE_TO.format("view"): "true"},
         ),
+    ]
+
+
+def _system_roles() -> list[JSON]:
+    """The system roles for self-reviews and for the discovery, health and metrics URLs."""
+    return [
         cluster_role(
             "system:basic-user",
             [
@@ -188,6 +199,12 @@ def cluster_roles(group: str) -> list[JSON]:
                 )
             ],
         ),
+    ]
+
+
+def _component_roles(group: str) -> list[JSON]:
+    """The roles of the components that call this server: the scheduler shim, delegated auth."""
+    return [
         cluster_role(
             SCHEDULER_SHIM,
             [
@@ -195,8 +212,8 @@ def cluster_roles(group: str) -> list[JSON]:
                 # calls apiserver/shim makes, no more.
                 _rule(["get"], [""], ["pods"]),
                 _rule(["create"], [""], ["pods/binding"]),
-                _rule(READ, [dra], ["resourceclaims"]),
-                _rule(["update"], [dra], ["resourceclaims/status"]),
+                _rule(READ, [DRA_GROUP], ["resourceclaims"]),
+                _rule(["update"], [DRA_GROUP], ["resourceclaims/status"]),
                 _rule(["create"], [group], ["allocationreviews"]),
                 _rule(["list"], [group], ["devices"]),
                 _rule(["create", "delete"], [group], ["devicereservations"]),
