@@ -356,7 +356,7 @@ PROFILED = (
     "Scheduler.filter",
     "Scheduler.prioritize",
     "Binder.bind",
-    "APIClient._call",
+    "KubeClient._send",
     "AllocationService.review",
     "Allocator.review",
     "AllocationService._reserving",
@@ -603,8 +603,9 @@ def render(outcome: Outcome, date: str) -> str:
         " candidates the server has not computed yet (the caches that outlive a review are"
         " filled per node as windows reach it); at 100 and 500 nodes they are warm after the"
         " first pass. A pod costs one scores-only review (filter), one review of no nodes"
-        " (prioritize, when nothing changed) and a bind of about eight requests, each write of"
-        " which the next review's catch-up waits for.",
+        " (prioritize, when nothing changed) and a bind of six requests (read the pod and its"
+        " claim, a reserving review, the device's attach check, the claim's status, the"
+        " binding), each write of which the next review's catch-up waits for.",
         "",
     ]
     return "\n".join(lines)
