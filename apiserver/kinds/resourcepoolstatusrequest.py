@@ -45,6 +45,14 @@ def _pool_count(obj: dict[str, Any]) -> int | None:
     return len(pools) if isinstance(pools, list) else None
 
 
+def default_limit(obj: dict[str, Any]) -> None:
+    """``spec.limit`` defaulted, in every served version, on create and on update (re-sending
+    the manifest as written, without the defaulted limit, is not a change)."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and spec.get("limit") is None:
+        spec["limit"] = LIMIT_DEFAULT
+
+
 class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
     model = ResourcePoolStatusRequest
     version = VERSION
@@ -76,13 +84,10 @@ class ResourcePoolStatusRequestStrategy(Strategy[ResourcePoolStatusRequest]):
     create_rate_limited = True
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
-        spec = obj.get("spec")
-        if isinstance(spec, dict) and spec.get("limit") is None:
-            spec["limit"] = LIMIT_DEFAULT
+        default_limit(obj)
 
     def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
-        # Re-sending the manifest as written (without the defaulted limit) is not a change.
-        self.prepare_for_create(obj)
+        default_limit(obj)
 
     def validate(self, obj: ResourcePoolStatusRequest) -> list[FieldError]:
         return validate_resource_pool_status_request(obj)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..api.field import FieldError
-from ..api.resource import LIMIT_DEFAULT
 from ..api.resource import POOL_STATUS_REQUEST_V1ALPHA3 as VERSION
 from ..api.resource import ResourcePoolStatusRequestV1alpha3 as ResourcePoolStatusRequest
 from ..api.resource import pool_status_request_to_v1alpha1 as to_v1alpha1
@@ -20,7 +19,11 @@ from ..api.resource import validate_pool_status_request_update_v1alpha3 as valid
 from ..api.resource import validate_pool_status_request_v1alpha3 as validate_request
 from ..machinery import Column, Conversion, FieldGetter, Strategy, path, string_at
 from .resourcepoolstatusrequest import VERSION as STORED_VERSION
-from .resourcepoolstatusrequest import ResourcePoolStatusRequestStrategy, condition_status
+from .resourcepoolstatusrequest import (
+    ResourcePoolStatusRequestStrategy,
+    condition_status,
+    default_limit,
+)
 
 
 def _truncated(obj: dict[str, Any]) -> bool | None:
@@ -58,13 +61,10 @@ class ResourcePoolStatusRequestV1alpha3Strategy(Strategy[ResourcePoolStatusReque
     }
 
     def prepare_for_create(self, obj: dict[str, Any]) -> None:
-        spec = obj.get("spec")
-        if isinstance(spec, dict) and spec.get("limit") is None:
-            spec["limit"] = LIMIT_DEFAULT
+        default_limit(obj)
 
     def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
-        # Re-sending the manifest as written (without the defaulted limit) is not a change.
-        self.prepare_for_create(obj)
+        default_limit(obj)
 
     def validate(self, obj: ResourcePoolStatusRequest) -> list[FieldError]:
         return validate_request(obj)
