@@ -25,7 +25,8 @@ node infeasible (``ReservationContention``): never ``feasible`` without a reserv
 
 The answer carries ``status.stateVersion`` (``stateversion``); with ``spec.answer: Scores``
 each node's entry leaves out its allocations, and a review of no nodes answers only the
-version. The pool index's snapshot is taken again only when a pool changed, and the
+version; one whose ``spec.knownStateVersion`` is the version now answers ``unchanged``
+without searching (the client's earlier answer stands). The pool index's snapshot is taken again only when a pool changed, and the
 allocator's candidates, selector results and groups are kept across reviews while the
 devices and classes stay the same (``allocator.SharedCaches``).
 """
@@ -115,12 +116,16 @@ class AllocationService:
         nodes, unknown = self._nodes(spec.node_names)
         answer = _Answer(unknown, allocations=spec.answer != ANSWER_SCORES)
         budget = ReviewBudget()  # one for the review, every round and node included
-        if not nodes:
-            return {"nodes": [], "stateVersion": self.version.current(self.reservations.held())}
         if not spec.reserve:
             version = self.version.current(self.reservations.held())
+            if spec.known_state_version == version:
+                return {"stateVersion": version, "unchanged": True}
+            if not nodes:
+                return {"nodes": [], "stateVersion": version}
             results = await self._search(claims, nodes, set(), budget)
             return {"nodes": answer.of(results), "stateVersion": version}
+        if not nodes:
+            return {"nodes": [], "stateVersion": self.version.current(self.reservations.held())}
         return await self._reserving(review, claims, nodes, user, budget, answer)
 
     async def _search(

@@ -2,8 +2,9 @@
 
 A review reports it in ``status.stateVersion``: two reviews of the same claims and nodes on
 the same server that report the same version were answered from the same state, so a client
-that asked once (the scheduler shim's filter) may reuse that answer (its prioritize) after a
-cheap review that only asks for the version.
+that asked once (the scheduler shim's filter) may reuse that answer (its prioritize): a review
+sent with the version held (``spec.knownStateVersion``) is answered ``unchanged`` without a
+search while it is still the version.
 
 It counts the changes the review's inputs went through: every object a source delivered
 (slices, classes, claims, nodes, patches, reservations), every pool the pool index touched

@@ -3,9 +3,10 @@ read back as the scheduler wants it. Which nodes fit and how well is the review'
 
 Both ask for scores only (``spec.answer: Scores``): feasibility, score and reasons per node,
 without the allocations only bind needs. Prioritize follows the filter of the same pod in
-kube-scheduler's scheduling cycle, over the nodes the filter passed: it reuses the filter's
-answer (``FilterMemory``) when a review of no nodes reports the same ``stateVersion``
-(nothing the answer depends on changed in between), and asks again otherwise."""
+kube-scheduler's scheduling cycle, over the nodes the filter passed: it asks its review with
+the filter's ``stateVersion`` as ``spec.knownStateVersion``, and reuses the filter's answer
+(``FilterMemory``) when the server says ``unchanged`` (nothing the answer depends on changed
+in between); otherwise the same request brought the new answer. One request either way."""
 
 from __future__ import annotations
 
@@ -52,9 +53,11 @@ async def review(
     *,
     reserve: bool = False,
     answer: str | None = None,
+    known: str | None = None,
 ) -> JSON:
     """The status of an AllocationReview of ``claims`` on ``nodes`` (``answer``: the
-    review's answer mode; the server's default when None)."""
+    review's answer mode, the server's default when None; ``known``: the state version of
+    an answer held, which the server answers ``unchanged`` while it holds)."""
     spec: JSON = {
         "claims": [{"namespace": namespace, "name": name} for name in claims],
         "nodeNames": nodes,
@@ -63,6 +66,8 @@ async def review(
         spec["reserve"] = True
     if answer is not None:
         spec["answer"] = answer
+    if known:
+        spec["knownStateVersion"] = known
     body = {"apiVersion": f"{paths.group}/v1alpha3", "kind": "AllocationReview", "spec": spec}
     answered = await api.create(paths.allocation_reviews, body)
     return dict(answered.get("status") or {})
@@ -184,29 +189,23 @@ class Scheduler:
         claims = pod_claims(args.pod)
         if not claims.names or claims.pending or not args.node_names:
             return {}
-        namespace = pod_namespace(args.pod)
-        entries = await self._remembered(args, namespace, claims.names)
-        if entries is None:
-            status = await review(
-                self.api, self.paths, namespace, claims.names, args.node_names, answer=ANSWER_SCORES
-            )
+        found = self.memory.recall(_pod_key(args.pod), claims.names, args.node_names)
+        status = await review(
+            self.api,
+            self.paths,
+            pod_namespace(args.pod),
+            claims.names,
+            args.node_names,
+            answer=ANSWER_SCORES,
+            known=found.version if found is not None else None,
+        )
+        if found is not None and status.get("unchanged"):
+            self.reused += 1
+            entries = found.entries
+        else:
             entries = _entries(status)
         return {
             name: scaled(e.get("score")) if e.get("feasible") else 0
             for name, e in entries.items()
             if name in args.node_names
         }
-
-    async def _remembered(
-        self, args: FilterArgs, namespace: str, claims: list[str]
-    ) -> dict[str, JSON] | None:
-        """The filter's entries for the pod when the state has not changed since; None when
-        there are none or it has (a review of no nodes tells the version now)."""
-        found = self.memory.recall(_pod_key(args.pod), claims, args.node_names)
-        if found is None:
-            return None
-        now = await review(self.api, self.paths, namespace, claims, [], answer=ANSWER_SCORES)
-        if now.get("stateVersion") != found.version:
-            return None
-        self.reused += 1
-        return found.entries

@@ -3,8 +3,9 @@ still allocating: AllocationReview ``spec.answer: Scores`` through kubectl (no a
 the same feasibility and scores, a few dozen bytes per node, the same ``stateVersion`` while
 nothing changes), bad answer modes refused naming the field with nothing stored; the shim
 (in process, its API client over HTTPS to the server, recording the reviews it asks) filters
-with small answers, prioritizes from the filter's answer while the version holds and asks
-again once a bind changed it; many pods placed at once over several rounds never share a
+with small answers, prioritizes from the filter's answer while the version holds (the
+server answers ``unchanged`` to ``knownStateVersion``) and gets the new answer in the same
+request once a bind changed it; many pods placed at once over several rounds never share a
 device."""
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ def test_scores_answer_over_kubectl(cluster: ServerProcess) -> None:
     probe = _review(cluster, {"claims": claims, "nodeNames": [], "answer": "Scores"})["status"]
     assert probe["stateVersion"] == full["stateVersion"]
     assert not probe.get("nodes")
+    scores = {"claims": claims, "nodeNames": nodes, "answer": "Scores"}
+    known = _review(cluster, {**scores, "knownStateVersion": full["stateVersion"]})["status"]
+    assert known == {"stateVersion": full["stateVersion"], "unchanged": True}
+    older = _review(cluster, {**scores, "knownStateVersion": "an-older-version"})["status"]
+    assert not older.get("unchanged")
+    assert [(n["nodeName"], n["feasible"], n["score"]) for n in older["nodes"]] == shape
 
 
 def test_bad_answer_modes_name_the_field_and_store_nothing(cluster: ServerProcess) -> None:
@@ -82,14 +89,16 @@ def test_bad_answer_modes_name_the_field_and_store_nothing(cluster: ServerProces
     client = cluster.client()
     reservations = f"/apis/{GROUP}/v1alpha3/devicereservations"
     before = client.get(reservations).json()["items"]
-    for spec in (
-        {"claims": claims, "answer": "Everything"},
-        {"claims": claims, "answer": "Scores", "reserve": True},
+    for spec, named in (
+        ({"claims": claims, "answer": "Everything"}, "spec.answer"),
+        ({"claims": claims, "answer": "Scores", "reserve": True}, "spec.answer"),
+        ({"claims": claims, "reserve": True, "knownStateVersion": "v"}, "spec.knownStateVersion"),
+        ({"claims": claims, "knownStateVersion": "v" * 65}, "spec.knownStateVersion"),
     ):
         body = {"apiVersion": f"{GROUP}/v1alpha3", "kind": "AllocationReview", "spec": spec}
         answer = client.post(PATH, json=body)
         assert answer.status_code == 422, answer.text
-        assert [c["field"] for c in answer.json()["details"]["causes"]] == ["spec.answer"]
+        assert [c["field"] for c in answer.json()["details"]["causes"]] == [named]
     assert client.get(reservations).json()["items"] == before
 
 
@@ -194,24 +203,32 @@ async def test_filter_and_prioritize_use_small_answers_and_bind_allocates(
     assert fits
     [(spec, answered)] = recording.reviews
     assert spec["answer"] == "Scores"
+    version = orjson.loads(answered)["status"]["stateVersion"]
     entries = orjson.loads(answered)["status"]["nodes"]
     assert all("allocations" not in e for e in entries)
     assert len(orjson.dumps(entries)) <= SCORES_BYTES_PER_NODE * len(nodes)
 
     node = await _prioritize(shim, first, fits)
-    probe = recording.reviews[-1][0]
     assert len(recording.reviews) == 2
-    assert probe["nodeNames"] == []  # only the version was asked: nothing changed
+    probe, probed = recording.reviews[-1]
+    assert probe["nodeNames"] == fits
+    assert probe["knownStateVersion"] == version
+    assert orjson.loads(probed)["status"] == {"stateVersion": version, "unchanged": True}
 
     # The second pod's filter, then the first pod's bind changes the state before the
-    # second pod's prioritize: it asks its review again.
+    # second pod's prioritize: its one review brings the new answer.
     second_fits = await _filter(shim, second, nodes)
     assert await _bind(shim, first, node) == ""
     bind_review = next(s for s, _ in recording.reviews if s.get("reserve"))
     assert "answer" not in bind_review  # bind asks for the allocation
     asked = len(recording.reviews)
     await _prioritize(shim, second, second_fits)
-    assert [s["nodeNames"] for s, _ in recording.reviews[asked:]] == [[], second_fits]
+    [(spec, answered)] = recording.reviews[asked:]
+    assert spec["nodeNames"] == second_fits
+    assert spec["knownStateVersion"]
+    status = orjson.loads(answered)["status"]
+    assert not status.get("unchanged")
+    assert sorted(n["nodeName"] for n in status["nodes"]) == sorted(second_fits)
 
     pod = cluster.client().get(f"/api/v1/namespaces/{NS}/pods/{first['metadata']['name']}")
     assert pod.json()["spec"]["nodeName"] == node

@@ -1,6 +1,8 @@
 """Prioritize answered from the filter's answer: the shim's filter and prioritize over an
-in-process allocation API whose state version the test moves. Reuse only for the same pod,
-claims and nodes at the same version; a change in between makes prioritize ask again."""
+in-process allocation API whose state version the test moves. Prioritize sends the filter's
+version as ``knownStateVersion`` and reuses the filter's answer when the API says
+``unchanged``; a change in between brings the new answer in the same request; another pod,
+other claims or nodes the filter did not answer send no version."""
 
 from __future__ import annotations
 
@@ -36,12 +38,18 @@ class VersionedAPI:
         self.version = "v1"
         self.scores: dict[str, int | None] = {"node-a": 90, "node-b": 40, "node-c": None}
         self.reviews: list[dict[str, Any]] = []
+        self.unchanged: list[int] = []
+        """Indexes of the reviews answered ``unchanged``."""
         self.app = FastAPI()
 
         @self.app.post(REVIEWS)
         async def review(request: Request) -> Response:
             body = orjson.loads(await request.body())
             self.reviews.append(body["spec"])
+            if body["spec"].get("knownStateVersion") == self.version:
+                self.unchanged.append(len(self.reviews) - 1)
+                body["status"] = {"stateVersion": self.version, "unchanged": True}
+                return Response(orjson.dumps(body), 201, media_type="application/json")
             nodes = []
             for name in body["spec"]["nodeNames"]:
                 score = self.scores.get(name)
@@ -54,7 +62,8 @@ class VersionedAPI:
             return Response(orjson.dumps(body), 201, media_type="application/json")
 
     def full_reviews(self) -> list[dict[str, Any]]:
-        return [r for r in self.reviews if r["nodeNames"]]
+        """The reviews answered in full (not ``unchanged``)."""
+        return [r for i, r in enumerate(self.reviews) if i not in self.unchanged]
 
 
 @pytest.fixture
@@ -88,9 +97,11 @@ async def test_prioritize_reuses_the_filter_answer_at_the_same_version(
 ) -> None:
     scores = await _cycle(shim, _pod())
     assert scores == {"node-a": 9, "node-b": 4}
-    assert len(api.full_reviews()) == 1  # the filter's; prioritize only asked the version
+    assert len(api.reviews) == 2
+    assert len(api.full_reviews()) == 1  # the filter's; prioritize was answered unchanged
     probe = api.reviews[-1]
-    assert probe["nodeNames"] == []
+    assert probe["nodeNames"] == ["node-a", "node-b"]
+    assert probe["knownStateVersion"] == "v1"
     assert probe["answer"] == "Scores"
     assert all(r.get("answer") == "Scores" for r in api.reviews)
 
@@ -105,8 +116,9 @@ async def test_a_change_between_filter_and_prioritize_asks_again(
     api.scores["node-a"] = None
     answer = await shim.post("/prioritize", json={"Pod": pod, "NodeNames": ["node-a", "node-b"]})
     assert {e["Host"]: e["Score"] for e in answer.json()} == {"node-a": 0, "node-b": 4}
-    assert len(api.full_reviews()) == 2
-    assert api.full_reviews()[-1]["nodeNames"] == ["node-a", "node-b"]
+    assert len(api.reviews) == 2  # the new answer came with the one request prioritize made
+    assert api.reviews[-1]["nodeNames"] == ["node-a", "node-b"]
+    assert api.reviews[-1]["knownStateVersion"] == "v1"
 
 
 async def test_no_reuse_for_another_pod_other_claims_or_unfiltered_nodes(
@@ -121,6 +133,7 @@ async def test_no_reuse_for_another_pod_other_claims_or_unfiltered_nodes(
         before = len(api.full_reviews())
         await shim.post("/prioritize", json={"Pod": pod, "NodeNames": nodes})
         assert len(api.full_reviews()) == before + 1
+        assert "knownStateVersion" not in api.reviews[-1]
 
 
 async def test_several_rounds_reuse_only_while_the_version_holds(

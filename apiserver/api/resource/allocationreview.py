@@ -13,6 +13,9 @@ candidate, best first (score, then name), each with the upstream AllocationResul
 or the reasons it is infeasible (``NotSearched`` for a node the review's one search budget
 did not reach), ``status.reservation`` when devices were reserved, and
 ``status.stateVersion``, which is the same for two reviews answered from the same state.
+A client holding an answer sends its version as ``spec.knownStateVersion``: while nothing
+changed the review answers ``status.unchanged: true`` without nodes (one request whether or
+not the earlier answer still stands).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ ANSWER_ALLOCATIONS = "Allocations"
 ANSWER_SCORES = "Scores"
 ANSWERS = (ANSWER_ALLOCATIONS, ANSWER_SCORES)
 RESERVATION_SECONDS_MAX = 600
+STATE_VERSION_MAX = 64
+"""The longest ``spec.knownStateVersion`` accepted (the server's own are 22 characters)."""
 CLAIMS_MAX = 32
 """Claims reviewed together: a pod may reference at most 32 ResourceClaims upstream."""
 NODES_MAX = 5000
@@ -88,6 +93,14 @@ class AllocationReviewSpec(APIModel):
         "reasons only, without allocations (what a scheduler's filter and score need, a few "
         "dozen bytes per node); not with reserve, whose devices a client must be told. With "
         "nodeNames set to an empty list, a review answers only status.stateVersion.",
+    )
+    known_state_version: str | None = Field(
+        None,
+        description="The status.stateVersion of an earlier answer the client holds for the "
+        "same claims and nodes. While the state is still at that version the review "
+        "answers only status.stateVersion, with status.unchanged true (the earlier answer "
+        f"stands); otherwise it answers in full. At most {STATE_VERSION_MAX} characters; "
+        "not with reserve, which always searches.",
     )
 
 
@@ -155,6 +168,12 @@ class AllocationReviewStatus(APIModel):
         "allocations, reservations, classes, nodes): two reviews of the same claims and "
         "nodes that report the same version got the same answer. Comparable only between "
         "answers of the same server.",
+    )
+    unchanged: bool | None = Field(
+        None,
+        description="True when spec.knownStateVersion is the state's version now: nothing "
+        "the answer depends on changed, the client's earlier answer stands and nodes is "
+        "left out.",
     )
 
 

@@ -3,7 +3,8 @@
 Every claim names a stored claim (namespace and name) or carries an inline spec, validated
 as a ResourceClaim's spec is on create; at most 32 claims; candidate node names are DNS
 subdomains, each once; ``reservationSeconds`` between 1 and 600; ``answer`` one of
-``Allocations`` and ``Scores``, and not ``Scores`` with ``reserve``.
+``Allocations`` and ``Scores``, and not ``Scores`` with ``reserve``; ``knownStateVersion``
+at most 64 characters, and not with ``reserve``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..allocationreview import (
     CLAIMS_MAX,
     NODES_MAX,
     RESERVATION_SECONDS_MAX,
+    STATE_VERSION_MAX,
     AllocationReview,
 )
 from .resourceclaim import validate_claim_spec
@@ -81,6 +83,12 @@ def validate_allocation_review(review: AllocationReview) -> list[FieldError]:
         errs.append(field.not_supported(str(answer), spec.answer, list(ANSWERS)))
     elif spec.answer == ANSWER_SCORES and spec.reserve:
         errs.append(field.forbidden(str(answer), "a reserving review answers with its allocations"))
+    known = path.child("knownStateVersion")
+    if spec.known_state_version is not None:
+        if spec.reserve:
+            errs.append(field.forbidden(str(known), "a reserving review always searches"))
+        elif len(spec.known_state_version) > STATE_VERSION_MAX:
+            errs.append(field.too_long(str(known), STATE_VERSION_MAX))
     return errs
 
 
