@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..api.resource import DeviceID
 from ..toolkit import JSON
-from .candidates import Candidate
+from .candidates import NEEDS_ATTACH, Candidate
 from .claims import Alternative, Claim
 from .reasons import Reason
 from .result import allocation_result
@@ -38,6 +38,12 @@ class ClaimOutcome:
     def devices(self) -> tuple[DeviceID, ...]:
         """The devices newly chosen for the claim, admin-access ones excepted (what to hold)."""
         return tuple(c.id for a, c in self.picks if not a.admin)
+
+    @property
+    def to_attach(self) -> tuple[DeviceID, ...]:
+        """The devices newly chosen that must be attached before a pod uses them: fabric
+        devices not attached yet, and devices with binding conditions (KEP-5007)."""
+        return tuple(c.id for _, c in self.picks if c.rank == NEEDS_ATTACH)
 
     @functools.cached_property
     def allocation(self) -> JSON | None:

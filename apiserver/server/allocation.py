@@ -372,6 +372,11 @@ def _node_answer(
         answer["score"] = result.score
         if allocations:
             answer["allocations"] = [c.allocation for c in result.claims]
+            attach = [d for c in result.claims for d in c.to_attach]
+            if attach:
+                answer["needsAttaching"] = [
+                    {"driver": d.driver, "pool": d.pool, "device": d.device} for d in attach
+                ]
     else:
         answer["score"] = 0
         answer["reasons"] = [_reason(r) for r in result.explanations]

@@ -11,8 +11,9 @@ attached (KEP-5007), then bind the pod.
    claim's resourceVersion as precondition; a conflict reads the claim again, and a claim
    another pod allocated meanwhile fails the bind. A claim allocated already (shared) only
    gains the pod in ``reservedFor``.
-3. A device that must be attached — a fabric device (``kubernetes.io/needs-attaching:
-   true`` in the device view) or one with upstream ``bindingConditions`` — is listed in
+3. A device that must be attached — one the reserving review's answer lists in
+   ``needsAttaching`` (a fabric device with ``kubernetes.io/needs-attaching: true`` in the
+   device view) or one with upstream ``bindingConditions`` — is listed in
    ``status.devices`` with its node and ``kubernetes.io/needs-attaching=True``, in the same
    write. The bind then waits, by watching the claims, until every such device is
    attached (``kubernetes.io/is-attached=True``, or all its binding conditions) or one
@@ -169,6 +170,7 @@ class Binder:
             current = {n: await self.api.get(self.paths.claim(namespace, n)) for n in claims.names}
             fresh = [n for n, c in current.items() if not (c.get("status") or {}).get("allocation")]
             allocations: dict[str, JSON] = {}
+            attach: set[tuple[str, str, str]] = set()
             if fresh:
                 status = await review(self.api, self.paths, namespace, fresh, [node], reserve=True)
                 reservation = str((status.get("reservation") or {}).get("name") or "")
@@ -183,10 +185,11 @@ class Binder:
                         f"the devices for the claims on node {node} could not be held; retry"
                     )
                 allocations = dict(zip(fresh, entry.get("allocations") or [], strict=True))
+                attach = {_device_id(d) for d in entry.get("needsAttaching") or []}
             waits: list[AttachWait] = []
             for name in claims.names:
                 if name in allocations:
-                    devices = await self._attach_waits(name, allocations[name])
+                    devices = _attach_waits(name, allocations[name], attach)
                     await self._write_allocation(
                         namespace, name, pod, allocations[name], devices, node, current[name]
                     )
@@ -230,27 +233,6 @@ class Binder:
         except APIError as err:
             if err.code != 409 or await self._bound(namespace, name) != node:
                 raise
-
-    async def _attach_waits(self, claim: str, allocation: JSON) -> list[AttachWait]:
-        """The devices of ``allocation`` that must be attached before the pod binds."""
-        waits = []
-        for result in (allocation.get("devices") or {}).get("results") or []:
-            if result.get("bindingConditions") or await self._needs_attaching(result):
-                waits.append(_wait_for(claim, result))
-        return waits
-
-    async def _needs_attaching(self, result: JSON) -> bool:
-        """Whether the device view says the device is a fabric device not yet attached."""
-        selector = (
-            f"spec.driver={result['driver']},spec.pool.name={result['pool']},"
-            f"spec.device={result['device']}"
-        )
-        found = await self.api.get(self.paths.devices, fieldSelector=selector)
-        for device in found.get("items") or []:
-            attribute = ((device.get("spec") or {}).get("attributes") or {}).get(NEEDS_ATTACHING)
-            if isinstance(attribute, dict) and attribute.get("bool") is True:
-                return True
-        return False
 
     async def _update_claim(
         self, namespace: str, name: str, change: Callable[[JSON], None], read: JSON | None = None
@@ -515,3 +497,19 @@ def _bound_to(pod: JSON) -> str:
 def _consumer(pod: JSON) -> JSON:
     meta = pod["metadata"]
     return {"resource": "pods", "name": meta["name"], "uid": meta.get("uid")}
+
+
+def _device_id(entry: JSON) -> tuple[str, str, str]:
+    return (str(entry.get("driver")), str(entry.get("pool")), str(entry.get("device")))
+
+
+def _attach_waits(
+    claim: str, allocation: JSON, attach: set[tuple[str, str, str]]
+) -> list[AttachWait]:
+    """The devices of ``allocation`` that must be attached before the pod binds: those the
+    review said need attaching (``attach``), and any with binding conditions."""
+    return [
+        _wait_for(claim, result)
+        for result in (allocation.get("devices") or {}).get("results") or []
+        if result.get("bindingConditions") or _device_id(result) in attach
+    ]

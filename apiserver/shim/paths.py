@@ -24,10 +24,6 @@ class Paths:
     def reservation(self, name: str) -> str:
         return f"{self._own}/devicereservations/{name}"
 
-    @property
-    def devices(self) -> str:
-        return f"{self._own}/devices"
-
     @staticmethod
     def claims(namespace: str) -> str:
         return f"{UPSTREAM}/namespaces/{namespace}/resourceclaims"

@@ -40,6 +40,8 @@ class ReviewStandIn(httpx.AsyncBaseTransport):
     def __init__(self, server: httpx.AsyncBaseTransport) -> None:
         self.server = server
         self.choice: dict[str, tuple[str, str, str]] | None = None
+        self.fabric: set[tuple[str, str, str]] = set()
+        """Devices the answer lists in ``needsAttaching``, as the server lists fabric ones."""
         self.reviews: list[dict[str, Any]] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -52,12 +54,16 @@ class ReviewStandIn(httpx.AsyncBaseTransport):
             reason = {"claim": "x", "reason": "NoCandidates", "message": "no device matches"}
             entry: dict[str, Any] = {"nodeName": node, "feasible": False, "reasons": [reason]}
         else:
-            allocations = []
+            allocations, attach = [], []
             for claim in body["spec"]["claims"]:
                 driver, pool, device = self.choice[claim["name"]]
                 result = {"request": "gpu", "driver": driver, "pool": pool, "device": device}
                 allocations.append({"devices": {"results": [result]}})
+                if (driver, pool, device) in self.fabric:
+                    attach.append({"driver": driver, "pool": pool, "device": device})
             entry = {"nodeName": node, "feasible": True, "score": 100, "allocations": allocations}
+            if attach:
+                entry["needsAttaching"] = attach
         body["status"] = {"nodes": [entry]}
         if body["spec"].get("reserve") and self.choice is not None:
             body["status"]["reservation"] = {
@@ -69,9 +75,13 @@ class ReviewStandIn(httpx.AsyncBaseTransport):
 
 
 @pytest.fixture
-async def stand_in(server: ServerProcess) -> AsyncIterator[ReviewStandIn]:
+async def stand_in(
+    server: ServerProcess, devices: dict[str, tuple[str, str, str]]
+) -> AsyncIterator[ReviewStandIn]:
     transport = httpx.AsyncHTTPTransport(verify=server.ssl_context())
-    yield ReviewStandIn(transport)
+    stand_in = ReviewStandIn(transport)
+    stand_in.fabric = {d for name, d in devices.items() if name.startswith("fabric")}
+    yield stand_in
     await transport.aclose()
 
 

@@ -19,6 +19,7 @@ import orjson
 import pytest
 import yaml
 
+from apiserver.api.resource import NEEDS_ATTACHING
 from apiserver.kubeclient import KubeClient, load_kubeconfig
 from apiserver.shim.app import build_app
 from apiserver.shim.paths import Paths
@@ -255,3 +256,46 @@ async def test_many_pods_at_once_over_rounds_never_share_a_device(
         placed += pods
     devices = [_allocated(cluster, p) for p in placed]
     assert len(set(devices)) == len(devices)
+
+
+def test_an_allocations_answer_lists_the_devices_to_attach(cluster: ServerProcess) -> None:
+    """Of two fabric devices chosen, the one not attached yet is in ``needsAttaching`` (what
+    bind waits for); the attached one and a Scores answer list nothing."""
+    driver = f"{unique('fabric')}.example.com"
+    version = {"apiVersion": "resource.k8s.io/v1"}
+    objects = [
+        {
+            **version,
+            "kind": "DeviceClass",
+            "metadata": {"name": driver},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+        },
+        {
+            **version,
+            "kind": "ResourceSlice",
+            "metadata": {"name": driver},
+            "spec": {
+                "driver": driver,
+                "pool": {"name": "fabric", "generation": 1, "resourceSliceCount": 1},
+                "allNodes": True,
+                "devices": [
+                    {"name": "detached", "attributes": {NEEDS_ATTACHING: {"bool": True}}},
+                    {"name": "attached", "attributes": {NEEDS_ATTACHING: {"bool": False}}},
+                ],
+            },
+        },
+    ]
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(objects))
+    request = {"name": "dev", "exactly": {"deviceClassName": driver, "count": 2}}
+    spec = {
+        "claims": [{"name": "two", "spec": {"devices": {"requests": [request]}}}],
+        "nodeNames": _nodes(cluster)[:1],
+    }
+    [entry] = _review(cluster, spec)["status"]["nodes"]
+    assert entry["feasible"], entry
+    results = entry["allocations"][0]["devices"]["results"]
+    assert sorted(r["device"] for r in results) == ["attached", "detached"]
+    assert entry["needsAttaching"] == [{"driver": driver, "pool": "fabric", "device": "detached"}]
+    [scores] = _review(cluster, {**spec, "answer": "Scores"})["status"]["nodes"]
+    assert scores["feasible"]
+    assert "needsAttaching" not in scores

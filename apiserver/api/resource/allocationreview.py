@@ -123,6 +123,14 @@ class ReviewReason(APIModel):
     message: str = Field(description="What removed the candidates, with counts.")
 
 
+class AllocatedDevice(APIModel):
+    """A device of an allocation, named as its allocation result names it."""
+
+    driver: str = Field(description="The DRA driver of the device.")
+    pool: str = Field(description="The pool of the device.")
+    device: str = Field(description="The device's name within the pool.")
+
+
 class NodeAllocation(APIModel):
     """The answer for one candidate node."""
 
@@ -134,6 +142,14 @@ class NodeAllocation(APIModel):
     allocations: list[AllocationResult] | None = Field(
         None,
         description="One upstream AllocationResult per spec.claims entry, in order, when feasible.",
+        json_schema_extra={"x-kubernetes-list-type": "atomic"},
+    )
+    needs_attaching: list[AllocatedDevice] | None = Field(
+        None,
+        description="With allocations: the devices they chose that must be attached to the "
+        "node before the pod binds (KEP-5007): fabric devices not attached yet "
+        "(kubernetes.io/needs-attaching true in the device view) and devices with binding "
+        "conditions. Left out when there are none.",
         json_schema_extra={"x-kubernetes-list-type": "atomic"},
     )
     reasons: list[ReviewReason] | None = Field(

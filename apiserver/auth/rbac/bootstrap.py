@@ -215,7 +215,6 @@ def _component_roles(group: str) -> list[JSON]:
                 _rule(READ, [DRA_GROUP], ["resourceclaims"]),
                 _rule(["update"], [DRA_GROUP], ["resourceclaims/status"]),
                 _rule(["create"], [group], ["allocationreviews"]),
-                _rule(["list"], [group], ["devices"]),
                 _rule(["create", "delete"], [group], ["devicereservations"]),
                 _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
                 # The attach wait, told on the pod and its claims.
