@@ -37,7 +37,7 @@ import asyncio
 import copy
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..api.resource.resourceclaim import ATTACH_FAILED, IS_ATTACHED, NEEDS_ATTACHING
 from ..kubeclient import APIError, ClientEventRecorder, Collection, KubeClient, ListWatch
@@ -127,6 +127,27 @@ def _outcome(claim: JSON, waits: list[AttachWait]) -> str | None:
     return "" if done else None
 
 
+@dataclass
+class _Done:
+    """What a bind has done so far, for its undo."""
+
+    reservation: str = ""
+    written: list[str] = field(default_factory=list)
+    """Claims whose allocation this bind wrote."""
+    joined: list[str] = field(default_factory=list)
+    """Allocated claims this bind added the pod to."""
+    committed: bool = False
+
+
+@dataclass
+class _Chosen:
+    """The reserving review's answer: each fresh claim's allocation, and the devices that
+    must be attached."""
+
+    allocations: dict[str, JSON] = field(default_factory=dict)
+    attach: set[tuple[str, str, str]] = field(default_factory=set)
+
+
 class Binder:
     """The extender's bind verb."""
 
@@ -159,61 +180,66 @@ class Binder:
             return ""  # a repeated bind: done already
         if bound:
             return f'pod {namespace}/{args.pod_name} is already assigned to node "{bound}"'
-        written: list[str] = []
-        joined: list[str] = []
-        reservation = ""
-        committed = False
+        done = _Done()
         try:
             claims = pod_claims(pod)
             if claims.pending:
                 raise BindFailure(f"claims not made yet for {', '.join(claims.pending)}")
             current = {n: await self.api.get(self.paths.claim(namespace, n)) for n in claims.names}
             fresh = [n for n, c in current.items() if not (c.get("status") or {}).get("allocation")]
-            allocations: dict[str, JSON] = {}
-            attach: set[tuple[str, str, str]] = set()
-            if fresh:
-                status = await review(self.api, self.paths, namespace, fresh, [node], reserve=True)
-                reservation = str((status.get("reservation") or {}).get("name") or "")
-                entry = next(
-                    (e for e in status.get("nodes") or [] if e.get("nodeName") == node), None
-                )
-                if entry is None or not entry.get("feasible"):
-                    why = why_infeasible(entry or {})
-                    raise BindFailure(f"the claims cannot be allocated on node {node}: {why}")
-                if not reservation:
-                    raise BindFailure(
-                        f"the devices for the claims on node {node} could not be held; retry"
-                    )
-                allocations = dict(zip(fresh, entry.get("allocations") or [], strict=True))
-                attach = {_device_id(d) for d in entry.get("needsAttaching") or []}
-            waits: list[AttachWait] = []
-            for name in claims.names:
-                if name in allocations:
-                    devices = _attach_waits(name, allocations[name], attach)
-                    await self._write_allocation(
-                        namespace, name, pod, allocations[name], devices, node, current[name]
-                    )
-                    written.append(name)
-                    waits += devices
-                else:
-                    elsewhere = _attached_elsewhere(name, current[name], node)
-                    if elsewhere:
-                        raise BindFailure(elsewhere)
-                    stored = await self._join(namespace, name, pod, current[name])
-                    joined.append(name)
-                    waits += _attach_requested(name, stored, node)
+            chosen = await self._reserve(namespace, fresh, node, done) if fresh else _Chosen()
+            waits = await self._write_claims(pod, current, chosen, node, done)
             if waits:
-                await self._wait_told(pod, [current[n] for n in claims.names], waits, node)
+                await self._wait_told(pod, list(current.values()), waits, node)
             await self._bind_pod(namespace, args.pod_name, uid, node)
-            committed = True
+            done.committed = True
         except (BindFailure, APIError) as err:
             log.info("bind of %s/%s to %s failed: %s", namespace, args.pod_name, node, err)
-            await self._undo(namespace, args.pod_name, uid, written, joined)
+            await self._undo(namespace, args.pod_name, uid, done.written, done.joined)
             return str(err)
         finally:
-            if reservation and not committed:
-                await self._release(reservation)
+            if done.reservation and not done.committed:
+                await self._release(done.reservation)
         return ""
+
+    async def _reserve(self, namespace: str, fresh: list[str], node: str, done: _Done) -> _Chosen:
+        """A reserving review of the unallocated claims on the node: their allocations and
+        the devices to attach, held in the reservation named in ``done``."""
+        status = await review(self.api, self.paths, namespace, fresh, [node], reserve=True)
+        done.reservation = str((status.get("reservation") or {}).get("name") or "")
+        entry = next((e for e in status.get("nodes") or [] if e.get("nodeName") == node), None)
+        if entry is None or not entry.get("feasible"):
+            why = why_infeasible(entry or {})
+            raise BindFailure(f"the claims cannot be allocated on node {node}: {why}")
+        if not done.reservation:
+            raise BindFailure(f"the devices for the claims on node {node} could not be held; retry")
+        return _Chosen(
+            dict(zip(fresh, entry.get("allocations") or [], strict=True)),
+            {_device_id(d) for d in entry.get("needsAttaching") or []},
+        )
+
+    async def _write_claims(
+        self, pod: JSON, current: dict[str, JSON], chosen: _Chosen, node: str, done: _Done
+    ) -> list[AttachWait]:
+        """Each claim's allocation (a fresh one) or the pod's place in ``reservedFor`` (one
+        allocated already), noted in ``done``; the devices the bind must wait for."""
+        namespace = pod["metadata"].get("namespace") or "default"
+        waits: list[AttachWait] = []
+        for name, read in current.items():
+            allocation = chosen.allocations.get(name)
+            if allocation is not None:
+                devices = _attach_waits(name, allocation, chosen.attach)
+                await self._write_allocation(namespace, name, pod, allocation, devices, node, read)
+                done.written.append(name)
+                waits += devices
+            else:
+                elsewhere = _attached_elsewhere(name, read, node)
+                if elsewhere:
+                    raise BindFailure(elsewhere)
+                stored = await self._join(namespace, name, pod, read)
+                done.joined.append(name)
+                waits += _attach_requested(name, stored, node)
+        return waits
 
     # -- the steps -------------------------------------------------------------------------
 

@@ -69,6 +69,18 @@ def validate_allocation_review(review: AllocationReview) -> list[FieldError]:
             if name in seen:
                 errs.append(field.duplicate(entry, name))
         seen.add(name)
+    return errs + _answer_errors(review, path)
+
+
+def _name(name: str, path: Path) -> list[FieldError]:
+    return [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(name)]
+
+
+def _answer_errors(review: AllocationReview, path: Path) -> list[FieldError]:
+    """The errors of what shapes the answer: the reservation's length, the answer mode and
+    the state version held."""
+    spec = review.spec
+    errs: list[FieldError] = []
     seconds = spec.reservation_seconds
     if seconds is not None and not 1 <= seconds <= RESERVATION_SECONDS_MAX:
         errs.append(
@@ -90,7 +102,3 @@ def validate_allocation_review(review: AllocationReview) -> list[FieldError]:
         elif len(spec.known_state_version) > STATE_VERSION_MAX:
             errs.append(field.too_long(str(known), STATE_VERSION_MAX))
     return errs
-
-
-def _name(name: str, path: Path) -> list[FieldError]:
-    return [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(name)]
