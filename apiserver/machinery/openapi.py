@@ -445,58 +445,39 @@ def _collection_item(
     }
 
 
-def _object_item(paths: _KindPaths, scope: list[dict[str, Any]], suffix: str) -> dict[str, Any]:
-    """One object's path item: read, replace, patch, delete."""
-    resource, k = paths.resource, paths.op_kind
-    deleted_ref = paths.model_ref if resource.returns_deleted_object else paths.status_ref
-    return {
+def _object_item(
+    paths: _KindPaths, scope: list[dict[str, Any]], suffix: str, *, status: bool = False
+) -> dict[str, Any]:
+    """One object's path item (read, replace, patch, delete), or with ``status`` its status
+    subresource's (read, replace with a JSON body only, patch)."""
+    resource, model_ref = paths.resource, paths.model_ref
+    name = f"{suffix}{paths.op_kind}{'Status' if status else ''}"
+    item = {
         "parameters": [paths.name_param, *scope],
-        "get": _operation(resource, "get", f"read{suffix}{k}", paths.model_ref, params=[]),
+        "get": _operation(resource, "get", f"read{name}", model_ref, params=[]),
         "put": _operation(
             resource,
             "put",
-            f"replace{suffix}{k}",
-            paths.model_ref,
+            f"replace{name}",
+            model_ref,
             params=_WRITE_PARAMS,
-            body=_JSON_AND_YAML,
+            body=["application/json"] if status else _JSON_AND_YAML,
         ),
         "patch": _operation(
             resource,
             "patch",
-            f"patch{suffix}{k}",
-            paths.model_ref,
-            params=[*_WRITE_PARAMS, _FORCE],
-            body=_PATCH_TYPES,
-        ),
-        "delete": _operation(
-            resource, "delete", f"delete{suffix}{k}", deleted_ref, params=[_DRY_RUN]
-        ),
-    }
-
-
-def _status_item(paths: _KindPaths, scope: list[dict[str, Any]], suffix: str) -> dict[str, Any]:
-    """The status subresource's path item: read, replace, patch."""
-    resource, k = paths.resource, paths.op_kind
-    return {
-        "parameters": [paths.name_param, *scope],
-        "get": _operation(resource, "get", f"read{suffix}{k}Status", paths.model_ref, params=[]),
-        "put": _operation(
-            resource,
-            "put",
-            f"replace{suffix}{k}Status",
-            paths.model_ref,
-            params=_WRITE_PARAMS,
-            body=["application/json"],
-        ),
-        "patch": _operation(
-            resource,
-            "patch",
-            f"patch{suffix}{k}Status",
-            paths.model_ref,
+            f"patch{name}",
+            model_ref,
             params=[*_WRITE_PARAMS, _FORCE],
             body=_PATCH_TYPES,
         ),
     }
+    if not status:
+        deleted_ref = model_ref if resource.returns_deleted_object else paths.status_ref
+        item["delete"] = _operation(
+            resource, "delete", f"delete{name}", deleted_ref, params=[_DRY_RUN]
+        )
+    return item
 
 
 def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
@@ -514,7 +495,7 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
     if len(item) > 1:
         out[f"{base}/{{name}}"] = item
     if kind.has_status:
-        out[f"{base}/{{name}}/status"] = _status_item(paths, scope, suffix)
+        out[f"{base}/{{name}}/status"] = _object_item(paths, scope, suffix, status=True)
     if resource.namespaced and "list" in resource.verbs:
         out[f"{paths.root}/{resource.plural}"] = {
             "get": _operation(
