@@ -509,14 +509,22 @@ def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
     return out
 
 
-def v3_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
-    ref_base = "#/components/schemas/"
+def _schemas_and_paths(
+    kinds: Iterable[ServedKind], ref_base: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The schemas (the common ones and each kind's, one description per field) and the
+    paths of ``kinds``, in the v3 shape."""
     schemas: dict[str, Any] = _common_schemas(ref_base)
     paths: dict[str, Any] = {}
     for kind in kinds:
         schemas.update(_kind_schemas(kind, ref_base))
         paths.update(_paths(kind, ref_base))
     one_description_per_field(schemas)
+    return schemas, paths
+
+
+def v3_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
+    schemas, paths = _schemas_and_paths(kinds, "#/components/schemas/")
     return {
         "openapi": "3.0.0",
         "info": {"title": title, "version": "v0.1.0"},
@@ -527,17 +535,14 @@ def v3_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
 
 def v2_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
     """Swagger 2.0: the same content, with parameters and bodies in the v2 shape."""
-    ref_base = "#/definitions/"
-    definitions: dict[str, Any] = _common_schemas(ref_base)
-    paths: dict[str, Any] = {}
-    for kind in kinds:
-        definitions.update(_kind_schemas(kind, ref_base))
-        for path, item in _paths(kind, ref_base).items():
-            paths[path] = {
-                verb: _v2_operation(op) if verb != "parameters" else [_v2_param(p) for p in op]
-                for verb, op in item.items()
-            }
-    one_description_per_field(definitions)
+    definitions, v3_paths = _schemas_and_paths(kinds, "#/definitions/")
+    paths = {
+        path: {
+            verb: _v2_operation(op) if verb != "parameters" else [_v2_param(p) for p in op]
+            for verb, op in item.items()
+        }
+        for path, item in v3_paths.items()
+    }
     document: dict[str, Any] = {
         "swagger": "2.0",
         "info": {"title": title, "version": "v0.1.0"},
