@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..toolkit import JSON
-from .patches import CompiledPatch, local_name
+from .patches import CompiledPatch, Entry, local_name
 from .state import PatchMark
 
 __all__ = ["local_name", "merge", "taint_text"]
@@ -55,27 +55,8 @@ def merge(
     marks = []
     for patch in patches:
         attribute_entries, capacity_entries = patch.entries(driver)
-        won_attributes = []
-        for name, key, value in attribute_entries:
-            if key in decided_attributes:
-                continue
-            decided_attributes.add(key)
-            won_attributes.append(name)
-            if key != name:
-                attributes.pop(name, None)  # the qualified spelling of an own-domain name
-            if value is None:
-                attributes.pop(key, None)
-            else:
-                attributes[key] = value
-        won_capacity = []
-        for name, key, value in capacity_entries:
-            if key in decided_capacity:
-                continue
-            decided_capacity.add(key)
-            won_capacity.append(name)
-            if key != name:
-                capacity.pop(name, None)
-            capacity[key] = value
+        won_attributes = _decide(attribute_entries, decided_attributes, attributes, nulls=True)
+        won_capacity = _decide(capacity_entries, decided_capacity, capacity, nulls=False)
         won_taints = []
         for taint in patch.taints:
             identity = _identity(taint)
@@ -92,6 +73,27 @@ def merge(
             )
         )
     return _patched(device, attributes, capacity, patch_taints), tuple(marks)
+
+
+def _decide(
+    entries: tuple[Entry, ...], decided: set[str], values: JSON, *, nulls: bool
+) -> list[str]:
+    """Write into ``values`` the entries of one patch whose keys no earlier patch decided,
+    and mark them decided; with ``nulls``, a ``None`` value removes its key. The names won,
+    as the patch wrote them."""
+    won = []
+    for name, key, value in entries:
+        if key in decided:
+            continue
+        decided.add(key)
+        won.append(name)
+        if key != name:
+            values.pop(name, None)  # the qualified spelling of an own-domain name
+        if value is None and nulls:
+            values.pop(key, None)
+        else:
+            values[key] = value
+    return won
 
 
 def _patched(

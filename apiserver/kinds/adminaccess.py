@@ -8,7 +8,7 @@ reach devices other claims use. Only creates are checked; the spec is immutable 
 The refusal is a 422 naming the first request's ``adminAccess`` field, as upstream's.
 
 Like the namespace lifecycle plugin it reads the Namespaces through the cluster's own
-Namespace registry, told after construction (``bind``).
+Namespace registry, told after construction (``NamespaceReader``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import field
-from ..machinery import CREATE, AdmissionRequest, Registry, errors
-from .namespace import NamespaceStrategy
+from ..machinery import CREATE, AdmissionRequest, errors
+from .namespace import NamespaceReader, NamespaceStrategy
 from .resourceclaim import ResourceClaimStrategy
 from .resourceclaimtemplate import ResourceClaimTemplateStrategy
 
@@ -47,13 +47,8 @@ def namespace_allows_admin(namespace: dict[str, Any] | None) -> bool:
     return isinstance(labels, dict) and labels.get(ADMIN_NAMESPACE_LABEL) == "true"
 
 
-class AdminAccessAdmission:
-    def __init__(self) -> None:
-        self._namespaces: Registry | None = None
-
-    def bind(self, namespaces: Registry) -> None:
-        """The registry the namespaces are read from (the cluster's own)."""
-        self._namespaces = namespaces
+class AdminAccessAdmission(NamespaceReader):
+    reader = "admin access admission"
 
     async def admit(self, request: AdmissionRequest) -> None:
         if request.operation != CREATE or request.subresource or request.obj is None:
@@ -68,16 +63,7 @@ class AdminAccessAdmission:
             return
         if path is None:
             return
-        namespace = request.namespace or ""
-        if self._namespaces is None:
-            raise errors.internal("admin access admission has no namespace registry")
-        try:
-            stored = (await self._namespaces.get(None, namespace)).obj
-        except errors.StatusError as err:
-            if err.code != 404:
-                raise
-            stored = None
-        if namespace_allows_admin(stored):
+        if namespace_allows_admin(await self.namespace(request.namespace or "")):
             return
         detail = (
             "admin access to devices requires the "

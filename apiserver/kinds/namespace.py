@@ -5,7 +5,8 @@ Also here, as pure functions over the stored object, what namespace lifecycle ad
 needs: ``namespace_phase`` (Terminating once a deletion was asked for),
 ``creation_refusal`` (the error for creating into a missing or terminating namespace) and
 ``deletion_refusal`` (``default``, ``kube-system`` and ``kube-public`` are never deleted);
-and ``SystemNamespaces``, which creates ``default`` and ``kube-system`` at start when missing.
+``NamespaceReader``, how an admission plugin reads a namespace; and ``SystemNamespaces``,
+which creates ``default`` and ``kube-system`` at start when missing.
 """
 
 from __future__ import annotations
@@ -95,6 +96,33 @@ def _label_with_name(obj: dict[str, Any]) -> None:
         if not isinstance(labels, dict):
             labels = meta["labels"] = {}
         labels[NAME_LABEL] = name
+
+
+class NamespaceReader:
+    """What an admission plugin that looks at a request's namespace is built on: it reads
+    the Namespaces through the cluster's own Namespace registry, which exists only after the
+    admission chain its registries are built with, so it is told after construction."""
+
+    reader: ClassVar[str]
+    """Who reads, for the error when nothing was bound."""
+
+    def __init__(self) -> None:
+        self._namespaces: Registry | None = None
+
+    def bind(self, namespaces: Registry) -> None:
+        """The registry the namespaces are read from (the cluster's own)."""
+        self._namespaces = namespaces
+
+    async def namespace(self, name: str) -> dict[str, Any] | None:
+        """The stored Namespace ``name``, or None when there is none."""
+        if self._namespaces is None:
+            raise errors.internal(f"{self.reader} has no namespace registry")
+        try:
+            return (await self._namespaces.get(None, name)).obj
+        except errors.StatusError as err:
+            if err.code != 404:
+                raise
+            return None
 
 
 class NamespaceStrategy(Strategy[Namespace]):

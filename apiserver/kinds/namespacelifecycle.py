@@ -12,19 +12,14 @@ after construction (``bind``).
 
 from __future__ import annotations
 
-from ..machinery import CREATE, DELETE, UPDATE, AdmissionRequest, Registry, errors
-from .namespace import NamespaceStrategy, creation_refusal, deletion_refusal
+from ..machinery import CREATE, DELETE, UPDATE, AdmissionRequest
+from .namespace import NamespaceReader, NamespaceStrategy, creation_refusal, deletion_refusal
 
 NAMESPACES = NamespaceStrategy.core().resource
 
 
-class NamespaceLifecycle:
-    def __init__(self) -> None:
-        self._namespaces: Registry | None = None
-
-    def bind(self, namespaces: Registry) -> None:
-        """The registry the namespaces are read from (the cluster's own)."""
-        self._namespaces = namespaces
+class NamespaceLifecycle(NamespaceReader):
+    reader = "namespace lifecycle admission"
 
     async def admit(self, request: AdmissionRequest) -> None:
         if request.resource == NAMESPACES:
@@ -38,14 +33,7 @@ class NamespaceLifecycle:
         namespace = request.namespace or _namespace_of(request)
         if not namespace:
             return
-        if self._namespaces is None:
-            raise errors.internal("namespace lifecycle admission has no namespace registry")
-        try:
-            stored = (await self._namespaces.get(None, namespace)).obj
-        except errors.StatusError as err:
-            if err.code != 404:
-                raise
-            stored = None
+        stored = await self.namespace(namespace)
         refusal = creation_refusal(namespace, stored)
         # Updates in a terminating namespace go on (finalizers must be removable there).
         if refusal is not None and (request.operation == CREATE or stored is None):

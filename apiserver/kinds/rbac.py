@@ -128,56 +128,55 @@ class ClusterRoleStrategy(_RBACStrategy, Strategy[ClusterRole]):
         return (NAME_COLUMN, CREATED_AT_COLUMN)
 
 
-class RoleBindingStrategy(_RBACStrategy, Strategy[RoleBinding]):
+class _BindingStrategy(_RBACStrategy):
+    """What both binding kinds share: their columns, upstream's v1 defaults, and a role
+    reference fixed at creation."""
+
+    columns: ClassVar[tuple[Column, ...]] = BINDING_COLUMNS
+
+    def validate(self, obj: Any) -> list[FieldError]:
+        """Each binding kind's own (which ``validate_update`` runs too)."""
+        raise NotImplementedError
+
+    def prepare_for_create(self, obj: dict[str, Any]) -> None:
+        default_binding(obj)
+
+    def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        default_binding(obj)
+
+    def validate_update(
+        self, new: RoleBinding | ClusterRoleBinding, old: RoleBinding | ClusterRoleBinding
+    ) -> list[FieldError]:
+        return validate_role_ref_unchanged(new.role_ref, old.role_ref) + self.validate(new)
+
+    def table_columns(self) -> tuple[Column, ...]:
+        return (NAME_COLUMN, *self.columns)
+
+
+class RoleBindingStrategy(_BindingStrategy, Strategy[RoleBinding]):
     model = RoleBinding
     kind = "RoleBinding"
     plural = "rolebindings"
     singular = "rolebinding"
     namespaced = True
-    columns: ClassVar[tuple[Column, ...]] = BINDING_COLUMNS
 
     @classmethod
     def upstream(cls) -> RoleBindingStrategy:
         return cls(RBAC_GROUP)
 
-    def prepare_for_create(self, obj: dict[str, Any]) -> None:
-        default_binding(obj)
-
-    def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
-        default_binding(obj)
-
     def validate(self, obj: RoleBinding) -> list[FieldError]:
         return validate_role_binding(obj)
 
-    def validate_update(self, new: RoleBinding, old: RoleBinding) -> list[FieldError]:
-        return validate_role_ref_unchanged(new.role_ref, old.role_ref) + self.validate(new)
 
-    def table_columns(self) -> tuple[Column, ...]:
-        return (NAME_COLUMN, *self.columns)
-
-
-class ClusterRoleBindingStrategy(_RBACStrategy, Strategy[ClusterRoleBinding]):
+class ClusterRoleBindingStrategy(_BindingStrategy, Strategy[ClusterRoleBinding]):
     model = ClusterRoleBinding
     kind = "ClusterRoleBinding"
     plural = "clusterrolebindings"
     singular = "clusterrolebinding"
-    columns: ClassVar[tuple[Column, ...]] = BINDING_COLUMNS
 
     @classmethod
     def upstream(cls) -> ClusterRoleBindingStrategy:
         return cls(RBAC_GROUP)
 
-    def prepare_for_create(self, obj: dict[str, Any]) -> None:
-        default_binding(obj)
-
-    def prepare_for_update(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
-        default_binding(obj)
-
     def validate(self, obj: ClusterRoleBinding) -> list[FieldError]:
         return validate_cluster_role_binding(obj)
-
-    def validate_update(self, new: ClusterRoleBinding, old: ClusterRoleBinding) -> list[FieldError]:
-        return validate_role_ref_unchanged(new.role_ref, old.role_ref) + self.validate(new)
-
-    def table_columns(self) -> tuple[Column, ...]:
-        return (NAME_COLUMN, *self.columns)

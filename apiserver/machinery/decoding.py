@@ -9,10 +9,8 @@ real type errors (422 with a cause per field).
 
 from __future__ import annotations
 
-import types
-import typing
 from enum import Enum
-from typing import Any, TypeVar, Union, get_args, get_origin
+from typing import Any, TypeVar, get_args, get_origin
 
 import orjson
 import yaml
@@ -21,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from ..api import field as fielderr
 from ..api.field import FieldError
 from . import errors, integers, protobuf
+from .typehints import unwrap_optional
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -291,7 +290,7 @@ def render_loc(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     out = ""
     current: Any = model
     for part in loc:
-        current = _unwrap_optional(current)
+        current = unwrap_optional(current)
         origin = get_origin(current)
         if isinstance(current, type) and issubclass(current, BaseModel):
             name, current = _model_field(current, str(part))
@@ -309,17 +308,6 @@ def render_loc(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
         elif out == "" or current is None:
             out = f"{out}.{part}" if out else str(part)
     return out
-
-
-def _unwrap_optional(tp: Any) -> Any:
-    origin = get_origin(tp)
-    if origin is typing.Annotated:
-        return _unwrap_optional(get_args(tp)[0])
-    if origin in (Union, types.UnionType):
-        args = [a for a in get_args(tp) if a is not type(None)]
-        if len(args) == 1:
-            return _unwrap_optional(args[0])
-    return tp
 
 
 def _model_field(model: type[BaseModel], part: str) -> tuple[str | None, Any]:

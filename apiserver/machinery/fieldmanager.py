@@ -19,14 +19,15 @@ Field sets are serialised in the ``FieldsV1`` format (``f:``, ``k:``, ``v:`` and
 from __future__ import annotations
 
 import copy
-import types
 import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Union, get_args, get_origin
+from typing import Any, get_args, get_origin
 
 import orjson
 from pydantic import BaseModel, WithJsonSchema
+
+from .typehints import is_union, unwrap_optional
 
 PathElement = tuple[str, str]  # ("f", name) | ("k", key json) | ("v", value json)
 FieldPath = tuple[PathElement, ...]
@@ -107,21 +108,16 @@ def _is_quantity(tp: Any, metadata: Iterable[Any]) -> bool:
         return True
     if get_origin(tp) is typing.Annotated:
         return _is_quantity(None, get_args(tp)[1:])
-    if get_origin(tp) in (Union, types.UnionType):
+    if is_union(tp):
         args = [a for a in get_args(tp) if a is not type(None)]
         return len(args) == 1 and _is_quantity(args[0], ())
     return False
 
 
 def _unwrap(tp: Any) -> Any:
-    origin = get_origin(tp)
-    if origin is typing.Annotated:
-        return _unwrap(get_args(tp)[0])
-    if origin in (Union, types.UnionType):
-        args = [a for a in get_args(tp) if a is not type(None)]
-        # A union of several types is opaque: objects merge key by key, the rest replace.
-        return _unwrap(args[0]) if len(args) == 1 else Any
-    return tp
+    tp = unwrap_optional(tp)
+    # A union of several types is opaque: objects merge key by key, the rest replace.
+    return Any if is_union(tp) else tp
 
 
 def _key_json(item: dict[str, Any], keys: tuple[str, ...]) -> str:

@@ -195,31 +195,55 @@ class ResourceHandler:
         return endpoint.allow(named=info.name is not None) if endpoint is not None else ""
 
     async def _dispatch(self, request: Request, endpoint: Endpoint, info: RequestInfo) -> Response:
-        namespace = info.namespace
-        served = endpoint.served
-        verb = info.verb
+        """Answer with the endpoint's capability for the request's verb; 405 if it has none."""
+        answer = await self._read(request, endpoint, info)
+        if answer is None:
+            answer = await self._create(request, endpoint, info)
+        if answer is None:
+            answer = await self._change(request, endpoint, info)
+        if answer is not None:
+            return answer
+        resource = endpoint.served.resource.plural
+        if info.subresource:
+            resource = f"{resource}/{info.subresource}"
+        raise errors.method_not_allowed(info.verb, resource)
+
+    async def _read(
+        self, request: Request, endpoint: Endpoint, info: RequestInfo
+    ) -> Response | None:
+        """get, list and watch; None for any other verb or one the endpoint does not serve."""
+        served, verb = endpoint.served, info.verb
         if verb == "get" and endpoint.getter is not None:
             assert info.name is not None
             shape = negotiate(request.headers.get("accept"), collection=False)
-            stored = await endpoint.getter.get(namespace, info.name)
+            stored = await endpoint.getter.get(info.namespace, info.name)
             return self._object(request, served, stored, shape)
         if verb == "list" and endpoint.lister is not None:
             shape = negotiate(request.headers.get("accept"), collection=True)
             opts = parse_list_options(request, served, watch=False)
-            return self._list(request, served, await endpoint.lister.list(namespace, opts), shape)
+            listed = await endpoint.lister.list(info.namespace, opts)
+            return self._list(request, served, listed, shape)
         if verb == "watch" and endpoint.watcher is not None:
             shape = negotiate(request.headers.get("accept"), collection=True, watch=True)
-            return await self._watch(request, endpoint.watcher, served, namespace, shape)
-        if verb == "create" and info.name is not None and endpoint.named_creater is not None:
+            return await self._watch(request, endpoint.watcher, served, info.namespace, shape)
+        return None
+
+    async def _create(
+        self, request: Request, endpoint: Endpoint, info: RequestInfo
+    ) -> Response | None:
+        """create, at a collection or at a name (a subresource that creates, like a
+        binding); None for any other verb or one the endpoint does not serve."""
+        served, namespace = endpoint.served, info.namespace
+        if info.verb != "create":
+            return None
+        if info.name is not None and endpoint.named_creater is not None:
             shape = _answer_shape(request)
-            write = parse_write_options(request, apply=False)
-            body = decode_body(await self._body(request), request.headers.get("content-type"))
+            write, body = await self._write_input(request)
             result = await endpoint.named_creater.create_named(namespace, info.name, body, write)
             return self._written(request, served, result, shape)
-        if verb == "create" and info.name is None and endpoint.creater is not None:
+        if info.name is None and endpoint.creater is not None:
             shape = _answer_shape(request)  # refused now, not after the object is stored
-            write = parse_write_options(request, apply=False)
-            body = decode_body(await self._body(request), request.headers.get("content-type"))
+            write, body = await self._write_input(request)
             creating = endpoint.creater.create(namespace, body, write)
             if getattr(served, "stops_when_client_leaves", False):
                 what = f"POST {served.resource.plural}.{served.resource.group or 'core'}"
@@ -227,11 +251,18 @@ class ResourceHandler:
             else:
                 result = await creating
             return self._written(request, served, result, shape)
+        return None
+
+    async def _change(
+        self, request: Request, endpoint: Endpoint, info: RequestInfo
+    ) -> Response | None:
+        """update, patch, delete and deletecollection; None for any other verb or one the
+        endpoint does not serve."""
+        served, verb, namespace = endpoint.served, info.verb, info.namespace
         if verb == "update" and endpoint.updater is not None:
             assert info.name is not None
             shape = _answer_shape(request)
-            write = parse_write_options(request, apply=False)
-            body = decode_body(await self._body(request), request.headers.get("content-type"))
+            write, body = await self._write_input(request)
             result = await endpoint.updater.update(namespace, info.name, body, write)
             return self._written(request, served, result, shape)
         if verb == "patch" and (endpoint.patcher is not None or endpoint.applier is not None):
@@ -254,12 +285,16 @@ class ResourceHandler:
                 namespace, opts, await self._delete_options(request)
             )
             return self._list(request, served, deleted, shape)
-        resource = served.resource.plural
-        if info.subresource:
-            resource = f"{resource}/{info.subresource}"
-        raise errors.method_not_allowed(verb, resource)
+        return None
 
     # -- bodies and options ------------------------------------------------------
+
+    async def _write_input(self, request: Request) -> tuple[WriteOptions, dict[str, Any]]:
+        """A create's or update's options and its decoded body, in that order (a bad option
+        is refused before the body is read)."""
+        write = parse_write_options(request, apply=False)
+        body = decode_body(await self._body(request), request.headers.get("content-type"))
+        return write, body
 
     async def _body(self, request: Request) -> bytes:
         declared = request.headers.get("content-length")
@@ -620,65 +655,20 @@ def parse_write_options(request: Request, *, apply: bool) -> WriteOptions:
 
 
 def parse_list_options(request: Request, registry: Resource, *, watch: bool) -> ListOptions:
+    """The list (or watch) options of ``request``: a 422 naming each option that clashes with
+    another, a 400 for a continue token beside a resourceVersion."""
     params = request.query_params
     rv = params.get("resourceVersion", "")
     match = params.get("resourceVersionMatch", "")
     cont = params.get("continue", "")
     send_initial = queryparams.boolean(params, "sendInitialEvents")
     bookmarks = queryparams.flag(params, "allowWatchBookmarks")
-    problems = []
-    if match and match not in ("NotOlderThan", "Exact"):
-        problems.append(
-            fielderr.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan"])
-        )
-    if match and not rv and not (watch and send_initial is not None):
-        problems.append(
-            fielderr.forbidden(
-                "resourceVersionMatch",
-                "resourceVersionMatch is forbidden unless resourceVersion is provided",
-            )
-        )
-    if match and cont:
-        problems.append(
-            fielderr.forbidden(
-                "resourceVersionMatch",
-                "resourceVersionMatch is forbidden when continue is provided",
-            )
-        )
-    if match == "Exact" and rv == "0":
-        problems.append(
-            fielderr.forbidden(
-                "resourceVersionMatch",
-                'resourceVersionMatch "Exact" is forbidden for resourceVersion "0"',
-            )
-        )
-    if send_initial is not None:
-        if not watch:
-            problems.append(
-                fielderr.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
-            )
-        else:
-            if match != "NotOlderThan":
-                problems.append(
-                    fielderr.forbidden(
-                        "resourceVersionMatch",
-                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-                    )
-                )
-            if not bookmarks and send_initial:
-                problems.append(
-                    fielderr.forbidden(
-                        "allowWatchBookmarks",
-                        "sendInitialEvents requires setting allowWatchBookmarks to true",
-                    )
-                )
-    elif watch and match:
-        problems.append(
-            fielderr.forbidden(
-                "resourceVersionMatch",
-                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-            )
-        )
+    problems = [
+        *_version_match_problems(
+            rv, match, cont, initial_events=watch and send_initial is not None
+        ),
+        *_initial_events_problems(send_initial, match, bookmarks, watch=watch),
+    ]
     if problems:
         raise errors.invalid("ListOptions", "meta.k8s.io", "", problems)
     if cont and rv and rv != "0":
@@ -694,3 +684,74 @@ def parse_list_options(request: Request, registry: Resource, *, watch: bool) -> 
         resource_version=rv,
         resource_version_match=match,
     )
+
+
+def _version_match_problems(
+    rv: str, match: str, cont: str, *, initial_events: bool
+) -> list[fielderr.FieldError]:
+    """What is wrong with ``resourceVersionMatch`` beside the resourceVersion and continue
+    token (a watch asking for initial events may set it without a resourceVersion)."""
+    if not match:
+        return []
+    problems = []
+    if match not in ("NotOlderThan", "Exact"):
+        problems.append(
+            fielderr.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan"])
+        )
+    if not rv and not initial_events:
+        problems.append(
+            fielderr.forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            )
+        )
+    if cont:
+        problems.append(
+            fielderr.forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            )
+        )
+    if match == "Exact" and rv == "0":
+        problems.append(
+            fielderr.forbidden(
+                "resourceVersionMatch",
+                'resourceVersionMatch "Exact" is forbidden for resourceVersion "0"',
+            )
+        )
+    return problems
+
+
+def _initial_events_problems(
+    send_initial: bool | None, match: str, bookmarks: bool, *, watch: bool
+) -> list[fielderr.FieldError]:
+    """What is wrong with ``sendInitialEvents`` (a watch-list needs NotOlderThan and
+    bookmarks, a list may not ask for it), and with a plain watch's resourceVersionMatch."""
+    if send_initial is None:
+        if watch and match:
+            return [
+                fielderr.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is"
+                    " provided",
+                )
+            ]
+        return []
+    if not watch:
+        return [fielderr.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")]
+    problems = []
+    if match != "NotOlderThan":
+        problems.append(
+            fielderr.forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
+        )
+    if not bookmarks and send_initial:
+        problems.append(
+            fielderr.forbidden(
+                "allowWatchBookmarks",
+                "sendInitialEvents requires setting allowWatchBookmarks to true",
+            )
+        )
+    return problems

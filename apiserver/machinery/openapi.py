@@ -16,7 +16,7 @@ description beside it (see ``_plain_refs``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -344,146 +344,187 @@ def _operation(
     return op
 
 
+_JSON_AND_YAML = ["application/json", "application/yaml"]
+_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
+_WRITE_PARAMS = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
+_NAMESPACE_PARAM = {
+    "name": "namespace",
+    "in": "path",
+    "required": True,
+    "description": "object name and auth scope",
+    "schema": {"type": "string"},
+}
+_COLLECTION_VERBS = {"get": "list", "post": "create", "delete": "deletecollection"}
+_OBJECT_VERBS = {"get": "get", "put": "update", "patch": "patch", "delete": "delete"}
+"""The verb each HTTP method of a path item serves: the kind's verbs say which it keeps."""
+
+
+@dataclass(frozen=True)
+class _KindPaths:
+    """What the operations of one kind's paths are written from: its resource, the
+    references they answer with, and the kind as operation ids spell it."""
+
+    resource: ResourceType
+    model_ref: str
+    list_ref: str
+    status_ref: str
+    op_kind: str
+
+    @classmethod
+    def of(cls, kind: ServedKind, ref_base: str) -> _KindPaths:
+        resource = kind.resource
+        prefix = f"{ref_base}{_group_prefix(resource.group)}.{resource.version}"
+        # Operation ids are unique across the document: a kind served in several versions
+        # names the version in those of the versions it is not stored in.
+        op_kind = resource.kind
+        if resource.stored_version != resource.version:
+            op_kind = resource.version.capitalize() + op_kind
+        return cls(
+            resource,
+            model_ref=f"{prefix}.{kind.model.__name__}",
+            list_ref=f"{prefix}.{resource.list_kind}",
+            status_ref=ref_base + f"{META}.Status",
+            op_kind=op_kind,
+        )
+
+    @property
+    def root(self) -> str:
+        """The API root the kind is served under: ``/apis/<group>/<version>`` or ``/api/v1``."""
+        resource = self.resource
+        if resource.group:
+            return f"/apis/{resource.group}/{resource.version}"
+        return f"/api/{resource.version}"
+
+    @property
+    def name_param(self) -> dict[str, Any]:
+        return {
+            "name": "name",
+            "in": "path",
+            "required": True,
+            "description": f"name of the {self.resource.kind}",
+            "schema": {"type": "string"},
+        }
+
+
+def _served_only(
+    item: dict[str, Any], verb_of: dict[str, str], verbs: Collection[str]
+) -> dict[str, Any]:
+    """``item`` with only the operations the kind is served for (a computed kind reads, a
+    review kind only creates)."""
+    return {
+        key: value for key, value in item.items() if key == "parameters" or verb_of[key] in verbs
+    }
+
+
+def _collection_item(
+    paths: _KindPaths, scope: list[dict[str, Any]], suffix: str, *, rate_limited: bool
+) -> dict[str, Any]:
+    """The collection's path item: list (and watch), create, delete a collection."""
+    resource, k = paths.resource, paths.op_kind
+    return {
+        "parameters": scope,
+        "get": _operation(
+            resource, "list", f"list{suffix}{k}", paths.list_ref, params=_LIST_PARAMS
+        ),
+        "post": _operation(
+            resource,
+            "post",
+            f"create{suffix}{k}",
+            paths.model_ref,
+            params=_WRITE_PARAMS,
+            body=_JSON_AND_YAML,
+            rate_limited=rate_limited,
+        ),
+        "delete": _operation(
+            resource,
+            "deletecollection",
+            f"deleteCollection{suffix}{k}",
+            paths.status_ref,
+            params=[_DRY_RUN, *_LIST_PARAMS],
+        ),
+    }
+
+
+def _object_item(
+    paths: _KindPaths, scope: list[dict[str, Any]], suffix: str, *, status: bool = False
+) -> dict[str, Any]:
+    """One object's path item (read, replace, patch, delete), or with ``status`` its status
+    subresource's (read, replace with a JSON body only, patch)."""
+    resource, model_ref = paths.resource, paths.model_ref
+    name = f"{suffix}{paths.op_kind}{'Status' if status else ''}"
+    item = {
+        "parameters": [paths.name_param, *scope],
+        "get": _operation(resource, "get", f"read{name}", model_ref, params=[]),
+        "put": _operation(
+            resource,
+            "put",
+            f"replace{name}",
+            model_ref,
+            params=_WRITE_PARAMS,
+            body=["application/json"] if status else _JSON_AND_YAML,
+        ),
+        "patch": _operation(
+            resource,
+            "patch",
+            f"patch{name}",
+            model_ref,
+            params=[*_WRITE_PARAMS, _FORCE],
+            body=_PATCH_TYPES,
+        ),
+    }
+    if not status:
+        deleted_ref = model_ref if resource.returns_deleted_object else paths.status_ref
+        item["delete"] = _operation(
+            resource, "delete", f"delete{name}", deleted_ref, params=[_DRY_RUN]
+        )
+    return item
+
+
 def _paths(kind: ServedKind, ref_base: str) -> dict[str, Any]:
-    resource = kind.resource
-    model_ref = (
-        ref_base + f"{_group_prefix(resource.group)}.{resource.version}.{kind.model.__name__}"
-    )
-    list_ref = ref_base + f"{_group_prefix(resource.group)}.{resource.version}.{resource.list_kind}"
-    status_ref = ref_base + f"{META}.Status"
-    root = (
-        f"/apis/{resource.group}/{resource.version}"
-        if resource.group
-        else f"/api/{resource.version}"
-    )
-    name_param = {
-        "name": "name",
-        "in": "path",
-        "required": True,
-        "description": f"name of the {resource.kind}",
-        "schema": {"type": "string"},
-    }
-    ns_param = {
-        "name": "namespace",
-        "in": "path",
-        "required": True,
-        "description": "object name and auth scope",
-        "schema": {"type": "string"},
-    }
-    # Operation ids are unique across the document: a kind served in several versions names
-    # the version in those of the versions it is not stored in.
-    k = resource.kind
-    if resource.stored_version != resource.version:
-        k = resource.version.capitalize() + k
-    write = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
-    patch_types = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
-    collections: list[tuple[str, list[dict[str, Any]]]] = [(f"{root}/{resource.plural}", [])]
+    """Every path one kind is served under, with the operations it is served for."""
+    paths = _KindPaths.of(kind, ref_base)
+    resource = paths.resource
     if resource.namespaced:
-        collections = [(f"{root}/namespaces/{{namespace}}/{resource.plural}", [ns_param])]
-    paths: dict[str, Any] = {}
-    for base, scope in collections:
-        suffix = "Namespaced" if scope else ""
-        paths[base] = {
-            "parameters": scope,
-            "get": _operation(resource, "list", f"list{suffix}{k}", list_ref, params=_LIST_PARAMS),
-            "post": _operation(
-                resource,
-                "post",
-                f"create{suffix}{k}",
-                model_ref,
-                params=write,
-                body=["application/json", "application/yaml"],
-                rate_limited=kind.create_rate_limited,
-            ),
-            "delete": _operation(
-                resource,
-                "deletecollection",
-                f"deleteCollection{suffix}{k}",
-                status_ref,
-                params=[_DRY_RUN, *_LIST_PARAMS],
-            ),
-        }
-        item = {
-            "parameters": [name_param, *scope],
-            "get": _operation(resource, "get", f"read{suffix}{k}", model_ref, params=[]),
-            "put": _operation(
-                resource,
-                "put",
-                f"replace{suffix}{k}",
-                model_ref,
-                params=write,
-                body=["application/json", "application/yaml"],
-            ),
-            "patch": _operation(
-                resource,
-                "patch",
-                f"patch{suffix}{k}",
-                model_ref,
-                params=[*write, _FORCE],
-                body=patch_types,
-            ),
-            "delete": _operation(
-                resource,
-                "delete",
-                f"delete{suffix}{k}",
-                model_ref if resource.returns_deleted_object else status_ref,
-                params=[_DRY_RUN],
-            ),
-        }
-        # Only the operations the kind is served for (a computed kind reads, a review kind
-        # only creates).
-        served = {"get": "list", "post": "create", "delete": "deletecollection"}
-        paths[base] = {
-            key: value
-            for key, value in paths[base].items()
-            if key == "parameters" or served[key] in resource.verbs
-        }
-        per_item = {"get": "get", "put": "update", "patch": "patch", "delete": "delete"}
-        item = {
-            key: value
-            for key, value in item.items()
-            if key == "parameters" or per_item[key] in resource.verbs
-        }
-        if len(item) > 1:
-            paths[f"{base}/{{name}}"] = item
-        if kind.has_status:
-            paths[f"{base}/{{name}}/status"] = {
-                "parameters": [name_param, *scope],
-                "get": _operation(resource, "get", f"read{suffix}{k}Status", model_ref, params=[]),
-                "put": _operation(
-                    resource,
-                    "put",
-                    f"replace{suffix}{k}Status",
-                    model_ref,
-                    params=write,
-                    body=["application/json"],
-                ),
-                "patch": _operation(
-                    resource,
-                    "patch",
-                    f"patch{suffix}{k}Status",
-                    model_ref,
-                    params=[*write, _FORCE],
-                    body=patch_types,
-                ),
-            }
+        base = f"{paths.root}/namespaces/{{namespace}}/{resource.plural}"
+        scope, suffix = [_NAMESPACE_PARAM], "Namespaced"
+    else:
+        base, scope, suffix = f"{paths.root}/{resource.plural}", [], ""
+    collection = _collection_item(paths, scope, suffix, rate_limited=kind.create_rate_limited)
+    out = {base: _served_only(collection, _COLLECTION_VERBS, resource.verbs)}
+    item = _served_only(_object_item(paths, scope, suffix), _OBJECT_VERBS, resource.verbs)
+    if len(item) > 1:
+        out[f"{base}/{{name}}"] = item
+    if kind.has_status:
+        out[f"{base}/{{name}}/status"] = _object_item(paths, scope, suffix, status=True)
     if resource.namespaced and "list" in resource.verbs:
-        paths[f"{root}/{resource.plural}"] = {
+        out[f"{paths.root}/{resource.plural}"] = {
             "get": _operation(
-                resource, "list", f"list{k}ForAllNamespaces", list_ref, params=_LIST_PARAMS
+                resource,
+                "list",
+                f"list{paths.op_kind}ForAllNamespaces",
+                paths.list_ref,
+                params=_LIST_PARAMS,
             )
         }
-    return paths
+    return out
 
 
-def v3_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
-    ref_base = "#/components/schemas/"
+def _schemas_and_paths(
+    kinds: Iterable[ServedKind], ref_base: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The schemas (the common ones and each kind's, one description per field) and the
+    paths of ``kinds``, in the v3 shape."""
     schemas: dict[str, Any] = _common_schemas(ref_base)
     paths: dict[str, Any] = {}
     for kind in kinds:
         schemas.update(_kind_schemas(kind, ref_base))
         paths.update(_paths(kind, ref_base))
     one_description_per_field(schemas)
+    return schemas, paths
+
+
+def v3_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
+    schemas, paths = _schemas_and_paths(kinds, "#/components/schemas/")
     return {
         "openapi": "3.0.0",
         "info": {"title": title, "version": "v0.1.0"},
@@ -494,17 +535,14 @@ def v3_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
 
 def v2_document(kinds: Iterable[ServedKind], title: str) -> dict[str, Any]:
     """Swagger 2.0: the same content, with parameters and bodies in the v2 shape."""
-    ref_base = "#/definitions/"
-    definitions: dict[str, Any] = _common_schemas(ref_base)
-    paths: dict[str, Any] = {}
-    for kind in kinds:
-        definitions.update(_kind_schemas(kind, ref_base))
-        for path, item in _paths(kind, ref_base).items():
-            paths[path] = {
-                verb: _v2_operation(op) if verb != "parameters" else [_v2_param(p) for p in op]
-                for verb, op in item.items()
-            }
-    one_description_per_field(definitions)
+    definitions, v3_paths = _schemas_and_paths(kinds, "#/definitions/")
+    paths = {
+        path: {
+            verb: _v2_operation(op) if verb != "parameters" else [_v2_param(p) for p in op]
+            for verb, op in item.items()
+        }
+        for path, item in v3_paths.items()
+    }
     document: dict[str, Any] = {
         "swagger": "2.0",
         "info": {"title": title, "version": "v0.1.0"},

@@ -23,10 +23,17 @@ from ..kinds.resourceslice import ResourceSliceStrategy
 from ..kinds.resourceslicepatch import ResourceSlicePatchStrategy
 from ..kubeclient import ClientEventRecorder, KubeClient
 from ..machinery import AdmissionPlugin, Registry, Resource, ResourceType, Strategy
-from ..sources import KubeSource, Source, StoreSource
+from ..sources import KubeSource, Source
 from ..storage import Store
 from ..toolkit import Backoff
-from .cluster import COMPONENT, ClusterSources, RateLimit, admission_chain, serve_kinds
+from .cluster import (
+    COMPONENT,
+    ClusterSources,
+    RateLimit,
+    admission_chain,
+    serve_kinds,
+    store_source,
+)
 
 UPSTREAM = {
     "slices": ResourceSliceStrategy.upstream().resource,
@@ -83,13 +90,12 @@ class AggregatedCluster:
         self.sources = ClusterSources(
             **upstream,
             taint_rules=taint_rules,
-            patches=self._source(ResourceSlicePatchStrategy.for_group(group).resource),
-            requests=self._source(ResourcePoolStatusRequestStrategy.for_group(group).resource),
+            patches=store_source(store, ResourceSlicePatchStrategy.for_group(group).resource),
+            requests=store_source(
+                store, ResourcePoolStatusRequestStrategy.for_group(group).resource
+            ),
         )
         self.events: EventRecorder = ClientEventRecorder(client, COMPONENT)
-
-    def _source(self, resource: ResourceType) -> StoreSource:
-        return StoreSource(self.store, resource.key_prefix(), name=resource.plural)
 
     @staticmethod
     def kinds(group: str) -> list[Strategy[Any]]:
@@ -103,12 +109,10 @@ class AggregatedCluster:
         return self._registries[resource]
 
     async def start(self) -> None:
-        for source in self.sources.all():
-            await source.start()
+        await self.sources.start()
 
     async def close(self) -> None:
-        for source in reversed(self.sources.all()):
-            await source.close()
+        await self.sources.close()
         await self.client.aclose()
 
     def own_sources(self) -> list[Source]:
@@ -116,4 +120,4 @@ class AggregatedCluster:
         return [self.sources.patches, self.sources.requests]
 
     def readiness(self) -> dict[str, bool]:
-        return {f"informer-{s.name}": s.has_synced for s in self.sources.all()}
+        return self.sources.readiness()

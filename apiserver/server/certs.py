@@ -102,31 +102,84 @@ def make_ca(
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     issuer_name, signer = (issuer[0].subject, issuer[1]) if issuer else (name, key)
-    cert = (
+    usage = x509.KeyUsage(
+        digital_signature=True,
+        key_cert_sign=True,
+        crl_sign=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        encipher_only=False,
+        decipher_only=False,
+    )
+    cert = _signed(
+        name,
+        issuer_name,
+        key,
+        signer,
+        not_before=_now() - datetime.timedelta(minutes=5),
+        not_after=_now() + validity,
+        extensions=[
+            (x509.BasicConstraints(ca=True, path_length=path_length), True),
+            (usage, True),
+            (x509.SubjectKeyIdentifier.from_public_key(key.public_key()), False),
+        ],
+    )
+    return cert, key
+
+
+def _signed(
+    subject: x509.Name,
+    issuer: x509.Name,
+    key: ec.EllipticCurvePrivateKey,
+    signer: ec.EllipticCurvePrivateKey,
+    *,
+    not_before: datetime.datetime,
+    not_after: datetime.datetime,
+    extensions: list[tuple[x509.ExtensionType, bool]],
+) -> x509.Certificate:
+    """A certificate of ``key`` for ``subject``, signed by ``signer`` (whose certificate
+    names ``issuer``), with a random serial and ``extensions`` (each with whether it is
+    critical), in that order."""
+    builder = (
         x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(issuer_name)
+        .subject_name(subject)
+        .issuer_name(issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(_now() - datetime.timedelta(minutes=5))
-        .not_valid_after(_now() + validity)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=path_length), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                key_cert_sign=True,
-                crl_sign=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(signer, hashes.SHA256())
+        .not_valid_before(not_before)
+        .not_valid_after(not_after)
+    )
+    for extension, critical in extensions:
+        builder = builder.add_extension(extension, critical=critical)
+    return builder.sign(signer, hashes.SHA256())
+
+
+def _issue_leaf(
+    ca_cert: x509.Certificate,
+    ca_key: ec.EllipticCurvePrivateKey,
+    subject: x509.Name,
+    extensions: list[tuple[x509.ExtensionType, bool]],
+    *,
+    not_before: datetime.datetime,
+    not_after: datetime.datetime,
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A new key and its certificate signed by the CA: not a CA itself, naming the CA's key,
+    after the ``extensions`` that say what it is for."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = _signed(
+        subject,
+        ca_cert.subject,
+        key,
+        ca_key,
+        not_before=not_before,
+        not_after=not_after,
+        extensions=[
+            *extensions,
+            (x509.BasicConstraints(ca=False, path_length=None), True),
+            (x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), False),
+        ],
     )
     return cert, key
 
@@ -145,29 +198,18 @@ def issue_client_cert(
 
     ``usages`` are its extended key usages (client authentication unless told otherwise).
     """
-    key = ec.generate_private_key(ec.SECP256R1())
     start = not_before or _now() - datetime.timedelta(minutes=5)
     subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
     subject.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name(subject))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(not_after or start + CLIENT_VALIDITY)
-        .add_extension(
-            x509.ExtendedKeyUsage(usages or [ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
-        )
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
+    usage = x509.ExtendedKeyUsage(usages or [ExtendedKeyUsageOID.CLIENT_AUTH])
+    return _issue_leaf(
+        ca_cert,
+        ca_key,
+        x509.Name(subject),
+        [(usage, False)],
+        not_before=start,
+        not_after=not_after or start + CLIENT_VALIDITY,
     )
-    return cert, key
 
 
 @dataclass
@@ -239,27 +281,19 @@ def issue_serving_cert(
     ips: set[ipaddress.IPv4Address | ipaddress.IPv6Address] | None = None,
 ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
     """A new serving certificate for ``dns`` (and ``ips``), signed by the CA, and its key."""
-    key = ec.generate_private_key(ec.SECP256R1())
     names: list[x509.GeneralName] = [x509.DNSName(n) for n in dns]
     names += [x509.IPAddress(i) for i in sorted(ips or set(), key=str)]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(_now() - datetime.timedelta(minutes=5))
-        .not_valid_after(_now() + SERVING_VALIDITY)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
+    return _issue_leaf(
+        ca_cert,
+        ca_key,
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]),
+        [
+            (x509.SubjectAlternativeName(names), False),
+            (x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False),
+        ],
+        not_before=_now() - datetime.timedelta(minutes=5),
+        not_after=_now() + SERVING_VALIDITY,
     )
-    return cert, key
 
 
 def ensure_serving_certs(

@@ -75,6 +75,24 @@ class ClusterSources:
             *rules,
         ]
 
+    async def start(self) -> None:
+        for source in self.all():
+            await source.start()
+
+    async def close(self) -> None:
+        """In the reverse order of ``start``."""
+        for source in reversed(self.all()):
+            await source.close()
+
+    def readiness(self) -> dict[str, bool]:
+        """Whether each source has synced, by its name."""
+        return {f"informer-{s.name}": s.has_synced for s in self.all()}
+
+
+def store_source(store: Store, resource: ResourceType) -> StoreSource:
+    """A source of the objects of ``resource`` kept in ``store``."""
+    return StoreSource(store, resource.key_prefix(), name=resource.plural)
+
 
 class Cluster(Protocol):
     store: Store
@@ -193,20 +211,19 @@ class StandaloneCluster:
         lifecycle.bind(namespaces)
         admin_access.bind(namespaces)
         self.sources = ClusterSources(
-            slices=self._source(ResourceSliceStrategy.upstream().resource),
-            classes=self._source(DeviceClassStrategy.upstream().resource),
-            claims=self._source(ResourceClaimStrategy.upstream().resource),
-            nodes=self._source(NodeStrategy.core().resource),
-            patches=self._source(ResourceSlicePatchStrategy.for_group(group).resource),
-            requests=self._source(ResourcePoolStatusRequestStrategy.for_group(group).resource),
-            taint_rules=self._source(DeviceTaintRuleStrategy.upstream().resource),
+            slices=store_source(store, ResourceSliceStrategy.upstream().resource),
+            classes=store_source(store, DeviceClassStrategy.upstream().resource),
+            claims=store_source(store, ResourceClaimStrategy.upstream().resource),
+            nodes=store_source(store, NodeStrategy.core().resource),
+            patches=store_source(store, ResourceSlicePatchStrategy.for_group(group).resource),
+            requests=store_source(
+                store, ResourcePoolStatusRequestStrategy.for_group(group).resource
+            ),
+            taint_rules=store_source(store, DeviceTaintRuleStrategy.upstream().resource),
         )
         self.events: EventRecorder = RegistryEventRecorder(
             self.registry(EventStrategy.core().resource), COMPONENT
         )
-
-    def _source(self, resource: ResourceType) -> StoreSource:
-        return StoreSource(self.store, resource.key_prefix(), name=resource.plural)
 
     @staticmethod
     def kinds(group: str) -> list[Strategy[Any]]:
@@ -224,15 +241,13 @@ class StandaloneCluster:
         return list(self._registries.values())
 
     async def start(self) -> None:
-        for source in self.sources.all():
-            await source.start()
+        await self.sources.start()
 
     async def close(self) -> None:
-        for source in reversed(self.sources.all()):
-            await source.close()
+        await self.sources.close()
 
     def own_sources(self) -> list[Source]:
         return self.sources.all()
 
     def readiness(self) -> dict[str, bool]:
-        return {f"informer-{s.name}": s.has_synced for s in self.sources.all()}
+        return self.sources.readiness()
