@@ -50,7 +50,7 @@ from ..api.resource import DeviceID
 from ..pools import Node, Pools, selector_matches
 from ..toolkit import JSON
 from .budget import ReviewBudget
-from .candidates import Candidate, Group
+from .candidates import Candidate
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim
 from .constraints import Evaluations
 from .explain import Explainer
@@ -206,7 +206,6 @@ class Allocator:
         planner = self.planner  # once per node: the loop below runs on every node
         if not planner.caches:
             return None
-        grouped, key = planner.grouped, node.key
         chosen: set[DeviceID] = set()
         outcomes = []
         picks: list[tuple[Alternative, Candidate]] = []
@@ -221,14 +220,11 @@ class Allocator:
             mine: list[tuple[Alternative, Candidate]] = []
             for request in claim.requests:
                 alternative = request.alternatives[0]
-                groups = grouped.get((key, alternative.key))
-                if groups is None:
-                    try:
-                        groups, _ = planner.groups(claim, alternative, node)
-                    except Problem:
-                        return None
+                try:
+                    free = planner.free_candidates(claim, alternative, node)
+                except Problem:
+                    return None
                 need = alternative.count
-                free = planner.free_candidates(node, alternative, groups)
                 for candidate in free:
                     cid = candidate.id
                     if cid in chosen:
@@ -243,7 +239,7 @@ class Allocator:
                 if need:
                     if len(free) >= alternative.count:
                         return None  # others of this call took them: the search decides
-                    return self._too_few(claim, alternative, groups, free, node)
+                    return self._too_few(claim, alternative, free, node)
             picks.extend(mine)
             outcomes.append(ClaimOutcome(claim, tuple(mine), node.name, self.classes))
         return NodeResult(node.name, True, score(picks), tuple(outcomes), steps=len(picks))
@@ -260,12 +256,12 @@ class Allocator:
         self,
         claim: Claim,
         alternative: Alternative,
-        groups: list[Group],
         free: list[Candidate],
         node: Node,
     ) -> NodeResult:
         """Infeasible: the request has fewer free candidates than it needs. The reasons are
         built when first read."""
+        groups, _ = self.planner.groups(claim, alternative, node)  # cached: the free list's
         plan = AlternativePlan(alternative, groups, alternative.count)
         left = {c.id for c in free}
         taken = frozenset(c.id for g in groups for c in g.members if c.id not in left)

@@ -248,13 +248,14 @@ class Planner:
         return found
 
     def free_candidates(
-        self, node: Node, alternative: Alternative, groups: list[Group]
+        self, claim: Claim, alternative: Alternative, node: Node
     ) -> list[Candidate]:
         """The alternative's candidates on the node that nothing holds, in order of
         preference. Kept across reviews (``shared``) with the states of the pools they
         come from, and used again while each of those pools has the same state object in
         this planner's snapshot (a snapshot gives a pool a new state only when it
-        changed) and the ledger holds or released nothing in them."""
+        changed) and the ledger holds or released nothing in them: then the node's groups
+        are not even looked up. Raises ``Problem`` as ``groups`` does."""
         key = (node.key, alternative.key)
         entry = self.free.get(key) if self.caches else None
         states = self.pools.states
@@ -265,6 +266,7 @@ class Planner:
                     return entry.free
             elif all(states.get(k) is s for k, s in zip(entry.pools, entry.states, strict=True)):
                 return entry.free
+        groups, _ = self.groups(claim, alternative, node)
         members = [c for g in groups for c in g.members]
         pools = tuple(dict.fromkeys(c.id[:2] for c in members))
         if touched.intersection(pools) or not self.caches:

@@ -10,7 +10,7 @@ import pytest
 
 from apiserver.allocator import NodeResult, Reason
 from apiserver.api.field import ErrorType
-from apiserver.api.resource import AllocationReview, validate_allocation_review
+from apiserver.api.resource import AllocationReview, DeviceID, validate_allocation_review
 from apiserver.server.allocation import _node_answer
 
 
@@ -44,6 +44,11 @@ def test_scores_with_reserve_is_refused() -> None:
 
 class _Outcome:
     allocation = {"devices": {"results": [{"request": "r", "device": "d"}]}}
+    to_attach: tuple[DeviceID, ...] = ()
+
+
+class _Fabric(_Outcome):
+    to_attach = (DeviceID("fabric.example.com", "fabric", "d"),)
 
 
 def test_a_scores_entry_has_no_allocations() -> None:
@@ -57,3 +62,14 @@ def test_a_scores_entry_has_no_allocations() -> None:
     )
     assert _node_answer(infeasible, allocations=False) == _node_answer(infeasible)
     assert "reasons" in _node_answer(infeasible, allocations=False)
+
+
+def test_devices_to_attach_are_listed_with_the_allocations_only() -> None:
+    feasible = NodeResult("n1", True, 0, (_Outcome(), _Fabric()))  # type: ignore[arg-type]
+    full = _node_answer(feasible)
+    assert full["needsAttaching"] == [
+        {"driver": "fabric.example.com", "pool": "fabric", "device": "d"}
+    ]
+    assert "needsAttaching" not in _node_answer(feasible, allocations=False)
+    local = NodeResult("n2", True, 100, (_Outcome(),))  # type: ignore[arg-type]
+    assert "needsAttaching" not in _node_answer(local)
