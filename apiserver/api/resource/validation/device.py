@@ -53,29 +53,20 @@ _SEMVER = re.compile(
 
 def validate_driver_name(name: str, path: Path) -> list[FieldError]:
     """A driver name is a lower-case DNS subdomain of at most 63 characters."""
-    if not name:
-        return [field.required(str(path))]
-    if len(name) > DRIVER_NAME_MAX:
-        return [field.too_long(str(path), DRIVER_NAME_MAX)]
-    return [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(name)]
+    return field.required_name(path, name, dns1123_subdomain_errors, max_length=DRIVER_NAME_MAX)
 
 
 def validate_pool_name(name: str, path: Path) -> list[FieldError]:
     """One or more DNS subdomains separated by slashes, at most 253 characters."""
-    if not name:
-        return [field.required(str(path))]
-    if len(name) > POOL_NAME_MAX:
-        return [field.too_long(str(path), POOL_NAME_MAX)]
-    errs: list[FieldError] = []
-    for part in name.split("/"):
-        errs += [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(part)]
-    return errs
+    return field.required_name(path, name, _pool_name_errors, max_length=POOL_NAME_MAX)
+
+
+def _pool_name_errors(name: str) -> list[str]:
+    return [e for part in name.split("/") for e in dns1123_subdomain_errors(part)]
 
 
 def validate_device_name(name: str, path: Path) -> list[FieldError]:
-    if not name:
-        return [field.required(str(path))]
-    return [field.invalid(str(path), name, e) for e in dns1123_label_errors(name)]
+    return field.required_name(path, name, dns1123_label_errors)
 
 
 WELL_KNOWN_NAMES = frozenset({NEEDS_ATTACHING})
@@ -101,10 +92,7 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
         if require_domain:
             return [field.required(str(path), "the domain must be set")]
         ident = parts[0]
-        return [
-            field.invalid(str(path), name, e)
-            for e in c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH)
-        ]
+        return field.invalid_each(path, name, c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH))
     domain, ident = parts
     errs: list[FieldError] = []
     if not domain:
@@ -112,10 +100,8 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
     elif len(domain) > DEVICE_MAX_DOMAIN_LENGTH:
         errs.append(field.too_long(str(path), DEVICE_MAX_DOMAIN_LENGTH))
     else:
-        errs += [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(domain)]
-    errs += [
-        field.invalid(str(path), name, e) for e in c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH)
-    ]
+        errs += field.invalid_each(path, name, dns1123_subdomain_errors(domain))
+    errs += field.invalid_each(path, name, c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH))
     return errs
 
 
@@ -415,17 +401,11 @@ def validate_cel_selector(expression: str, path: Path) -> list[FieldError]:
 
 def validate_taint(taint: DeviceTaint, path: Path) -> list[FieldError]:
     """A device taint: a label-name key (required), a label-value value, a known effect."""
-    errs: list[FieldError] = []
-    kpath = str(path.child("key"))
-    if not taint.key:
-        errs.append(field.required(kpath))
-    else:
-        errs += [field.invalid(kpath, taint.key, e) for e in qualified_name_errors(taint.key)]
+    errs = field.required_name(path.child("key"), taint.key, qualified_name_errors)
     if taint.value is not None:
-        errs += [
-            field.invalid(str(path.child("value")), taint.value, e)
-            for e in label_value_errors(taint.value)
-        ]
+        errs += field.invalid_each(
+            path.child("value"), taint.value, label_value_errors(taint.value)
+        )
     if taint.effect not in TAINT_EFFECTS:
         errs.append(
             field.not_supported(str(path.child("effect")), taint.effect, list(TAINT_EFFECTS))

@@ -12,15 +12,7 @@ from .device import validate_device_name, validate_driver_name, validate_pool_na
 def validate_device_reservation(reservation: DeviceReservation) -> list[FieldError]:
     spec = reservation.spec
     path = Path("spec")
-    errs: list[FieldError] = []
-    node = path.child("nodeName")
-    if not spec.node_name:
-        errs.append(field.required(str(node)))
-    else:
-        errs += [
-            field.invalid(str(node), spec.node_name, e)
-            for e in dns1123_subdomain_errors(spec.node_name)
-        ]
+    errs = field.required_name(path.child("nodeName"), spec.node_name, dns1123_subdomain_errors)
     devices = path.child("devices")
     if not spec.devices:
         errs.append(field.required(str(devices), "at least one device must be reserved"))
@@ -47,10 +39,7 @@ def validate_device_reservation(reservation: DeviceReservation) -> list[FieldErr
             ("namespace", claim.namespace, dns1123_label_errors),
             ("name", claim.name, dns1123_subdomain_errors),
         ):
-            if not value:
-                errs.append(field.required(str(at.child(name))))
-            else:
-                errs += [field.invalid(str(at.child(name)), value, e) for e in check(value)]
+            errs += field.required_name(at.child(name), value, check)
     return errs
 
 

@@ -147,7 +147,7 @@ def validate_claim_spec(
     names = request_names(spec)
     for i, request in enumerate(requests):
         p = path.child("requests").index(i)
-        errs += _validate_name(request.name, p.child("name"))
+        errs += field.required_name(p.child("name"), request.name, dns1123_label_errors)
         if request.name in seen:
             errs.append(field.duplicate(str(p.child("name")), request.name))
         seen.add(request.name)
@@ -188,12 +188,6 @@ def validate_claim_spec(
     return errs
 
 
-def _validate_name(name: str, path: Path) -> list[FieldError]:
-    if not name:
-        return [field.required(str(path))]
-    return [field.invalid(str(path), name, e) for e in dns1123_label_errors(name)]
-
-
 def _validate_subrequests(
     request: DeviceRequest, path: Path, stored: Collection[str]
 ) -> list[FieldError]:
@@ -204,7 +198,7 @@ def _validate_subrequests(
     seen: set[str] = set()
     for j, sub in enumerate(subrequests):
         p = path.index(j)
-        errs += _validate_name(sub.name, p.child("name"))
+        errs += field.required_name(p.child("name"), sub.name, dns1123_label_errors)
         if sub.name in seen:
             errs.append(field.duplicate(str(p.child("name")), sub.name))
         seen.add(sub.name)
@@ -216,15 +210,9 @@ def _validate_exact_request(
     request: ExactDeviceRequest | DeviceSubRequest, path: Path, stored: Collection[str]
 ) -> list[FieldError]:
     """Rules shared by exact requests and subrequests (which have the same fields but adminAccess)."""
-    errs: list[FieldError] = []
-    class_path = path.child("deviceClassName")
-    if not request.device_class_name:
-        errs.append(field.required(str(class_path)))
-    else:
-        errs += [
-            field.invalid(str(class_path), request.device_class_name, e)
-            for e in dns1123_subdomain_errors(request.device_class_name)
-        ]
+    errs = field.required_name(
+        path.child("deviceClassName"), request.device_class_name, dns1123_subdomain_errors
+    )
     errs += validate_selectors(request.selectors or [], path.child("selectors"), stored=stored)
     mode = request.allocation_mode or "ExactCount"
     count = request.count
@@ -262,10 +250,9 @@ def validate_tolerations(tolerations: list[DeviceToleration], path: Path) -> lis
         p = path.index(i)
         operator = toleration.operator or "Equal"
         if toleration.key:
-            errs += [
-                field.invalid(str(p.child("key")), toleration.key, e)
-                for e in qualified_name_errors(toleration.key)
-            ]
+            errs += field.invalid_each(
+                p.child("key"), toleration.key, qualified_name_errors(toleration.key)
+            )
         elif operator != "Exists":
             errs.append(
                 field.invalid(
@@ -282,10 +269,9 @@ def validate_tolerations(tolerations: list[DeviceToleration], path: Path) -> lis
                     )
                 )
         elif toleration.value:
-            errs += [
-                field.invalid(str(p.child("value")), toleration.value, e)
-                for e in label_value_errors(toleration.value)
-            ]
+            errs += field.invalid_each(
+                p.child("value"), toleration.value, label_value_errors(toleration.value)
+            )
         if toleration.toleration_seconds is not None and toleration.effect != "NoExecute":
             errs.append(
                 field.invalid(
@@ -378,7 +364,7 @@ def validate_request_ref(ref: str, path: Path, names: set[str]) -> list[FieldErr
     parts = ref.split("/")
     if len(parts) > 2:
         return [field.invalid(str(path), ref, REQUEST_REF_DETAIL)]
-    errs = [field.invalid(str(path), ref, e) for part in parts for e in dns1123_label_errors(part)]
+    errs = field.invalid_each(path, ref, (e for part in parts for e in dns1123_label_errors(part)))
     if not errs and ref not in names:
         errs.append(field.invalid(str(path), ref, REQUEST_REF_DETAIL))
     return errs
@@ -498,7 +484,7 @@ def _validate_binding_conditions(
             errs.append(field.too_many(str(p), len(values), BINDING_CONDITIONS_MAX))
         seen: set[str] = set()
         for i, value in enumerate(values):
-            errs += [field.invalid(str(p.index(i)), value, e) for e in qualified_name_errors(value)]
+            errs += field.invalid_each(p.index(i), value, qualified_name_errors(value))
             if value in seen:
                 errs.append(field.duplicate(str(p.index(i)), value))
             seen.add(value)
@@ -546,10 +532,9 @@ def _validate_reserved_for(
     for i, ref in enumerate(consumers):
         p = path.index(i)
         if ref.api_group:
-            errs += [
-                field.invalid(str(p.child("apiGroup")), ref.api_group, e)
-                for e in dns1123_subdomain_errors(ref.api_group)
-            ]
+            errs += field.invalid_each(
+                p.child("apiGroup"), ref.api_group, dns1123_subdomain_errors(ref.api_group)
+            )
         for name, value in (("resource", ref.resource), ("name", ref.name), ("uid", ref.uid)):
             if not value:
                 errs.append(field.required(str(p.child(name))))
