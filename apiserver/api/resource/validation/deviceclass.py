@@ -92,8 +92,5 @@ def validate_extended_resource_name(name: str, path: Path) -> list[FieldError]:
     elif name.startswith(_REQUESTS_PREFIX):
         errs.append(field.invalid(str(path), name, "must not start with 'requests.'"))
     else:
-        errs += [
-            field.invalid(str(path), name, e)
-            for e in qualified_name_errors(_REQUESTS_PREFIX + name)
-        ]
+        errs += field.invalid_each(path, name, qualified_name_errors(_REQUESTS_PREFIX + name))
     return errs

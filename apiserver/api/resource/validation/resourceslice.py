@@ -139,12 +139,7 @@ def validate_resource_slice(
 def _validate_pool(spec: ResourceSliceSpec, path: Path) -> list[FieldError]:
     pool = spec.pool
     errs = validate_pool_name(pool.name, path.child("name"))
-    if pool.generation < 0:
-        errs.append(
-            field.invalid(
-                str(path.child("generation")), pool.generation, "must be greater than or equal to 0"
-            )
-        )
+    errs += field.at_least(path.child("generation"), pool.generation, 0)
     if pool.resource_slice_count <= 0:
         errs.append(
             field.invalid(
@@ -277,7 +272,7 @@ def _capped(items: Sequence[T], limit: int, path: Path, errs: list[FieldError]) 
 def _validate_counter_names(counters: Mapping[str, Counter] | None, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     for name in counters or {}:
-        errs += [field.invalid(str(path.key(name)), name, e) for e in dns1123_label_errors(name)]
+        errs += field.invalid_each(path.key(name), name, dns1123_label_errors(name))
     return errs
 
 
@@ -306,10 +301,9 @@ def _validate_unique_names(names: Iterable[str], path: Path) -> list[FieldError]
     seen: set[str] = set()
     for i, name in enumerate(names):
         npath = path.index(i).child("name")
+        errs += field.required_name(npath, name, dns1123_label_errors)
         if not name:
-            errs.append(field.required(str(npath)))
             continue
-        errs += [field.invalid(str(npath), name, e) for e in dns1123_label_errors(name)]
         if name in seen:
             errs.append(field.duplicate(str(npath), name))
         seen.add(name)
@@ -601,7 +595,7 @@ def _validate_binding_conditions(device: Device, path: Path) -> list[FieldError]
         seen: set[str] = set()
         for k, condition in enumerate(capped):
             cpath = str(lpath.index(k))
-            errs += [field.invalid(cpath, condition, e) for e in qualified_name_errors(condition)]
+            errs += field.invalid_each(cpath, condition, qualified_name_errors(condition))
             if condition in seen:
                 errs.append(field.duplicate(cpath, condition))
             seen.add(condition)

@@ -38,10 +38,11 @@ def validate_resource_slice_patch(
         fpath = path.child("filter")
         flt = devices.filter
         if flt.device_class_name is not None:
-            errs += [
-                field.invalid(str(fpath.child("deviceClassName")), flt.device_class_name, e)
-                for e in dns1123_subdomain_errors(flt.device_class_name)
-            ]
+            errs += field.invalid_each(
+                fpath.child("deviceClassName"),
+                flt.device_class_name,
+                dns1123_subdomain_errors(flt.device_class_name),
+            )
         if flt.driver is not None:
             errs += validate_driver_name(flt.driver, fpath.child("driver"))
         if flt.pool is not None:
@@ -78,9 +79,6 @@ def validate_resource_slice_patch_status(
         ("observedGeneration", status.observed_generation),
         ("matchedDevices", status.matched_devices),
     ):
-        if value is not None and value < 0:
-            errs.append(
-                field.invalid(str(path.child(name)), value, "must be greater than or equal to 0")
-            )
+        errs += field.at_least(path.child(name), value, 0)
     errs += validate_conditions(status.conditions or [], path.child("conditions"))
     return errs
