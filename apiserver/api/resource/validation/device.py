@@ -69,6 +69,21 @@ def validate_device_name(name: str, path: Path) -> list[FieldError]:
     return field.required_name(path, name, dns1123_label_errors)
 
 
+def validate_device_filter(
+    driver: str | None, pool: str | None, device: str | None, path: Path
+) -> list[FieldError]:
+    """The optional driver, pool and device names a filter matches devices by (a
+    DeviceTaintRule's selector, a ResourceSlicePatch's filter): each checked when set."""
+    errs: list[FieldError] = []
+    if driver is not None:
+        errs += validate_driver_name(driver, path.child("driver"))
+    if pool is not None:
+        errs += validate_pool_name(pool, path.child("pool"))
+    if device is not None:
+        errs += validate_device_name(device, path.child("device"))
+    return errs
+
+
 WELL_KNOWN_NAMES = frozenset({NEEDS_ATTACHING})
 """Names the proposals define although they are not ``<domain>/<C identifier>``.
 
@@ -377,21 +392,29 @@ def validate_selectors(
         if selector.cel is None:
             errs.append(field.required(str(p.child("cel"))))
             continue
-        expr_path = p.child("cel").child("expression")
-        expression = selector.cel.expression
-        if not expression.strip():
-            errs.append(field.required(str(expr_path)))
-        elif len(expression) > CEL_EXPRESSION_MAX_LENGTH:
-            errs.append(field.too_long(str(expr_path), CEL_EXPRESSION_MAX_LENGTH))
-        elif expression not in stored:
-            errs += validate_cel_selector(expression, expr_path)
+        errs += validate_cel_expression(
+            selector.cel.expression,
+            p.child("cel").child("expression"),
+            stored,
+            cel.compile_selector,
+        )
     return errs
 
 
-def validate_cel_selector(expression: str, path: Path) -> list[FieldError]:
-    """Compile a selector and check its estimated cost, with upstream's error texts."""
+def validate_cel_expression(
+    expression: str, path: Path, stored: Collection[str], compile_: Callable[[str], object]
+) -> list[FieldError]:
+    """A CEL expression (a selector, a constraint): required, bounded in length, and unless
+    ``stored`` already holds it, compiled by ``compile_`` with its estimated cost checked,
+    with upstream's error texts."""
+    if not expression.strip():
+        return [field.required(str(path))]
+    if len(expression) > CEL_EXPRESSION_MAX_LENGTH:
+        return [field.too_long(str(path), CEL_EXPRESSION_MAX_LENGTH)]
+    if expression in stored:
+        return []
     try:
-        cel.compile_selector(expression)
+        compile_(expression)
     except cel.CostLimitError:
         return [field.forbidden(str(path), "too complex, exceeds cost limit")]
     except cel.CompileError as e:

@@ -54,7 +54,7 @@ from ..resourceclaim import (
     ResourceClaimStatus,
 )
 from .device import (
-    CEL_EXPRESSION_MAX_LENGTH,
+    validate_cel_expression,
     validate_device_name,
     validate_driver_name,
     validate_pool_name,
@@ -320,29 +320,14 @@ def _validate_constraint(
             constraint.distinct_attribute, path.child("distinctAttribute"), require_domain=True
         )
     if constraint.cel is not None:
-        errs += _validate_cel_constraint(
-            constraint.cel.expression, path.child("cel").child("expression"), stored
+        # A KEP-5254 constraint over ``devices``.
+        errs += validate_cel_expression(
+            constraint.cel.expression,
+            path.child("cel").child("expression"),
+            stored,
+            cel.compile_constraint,
         )
     return errs
-
-
-def _validate_cel_constraint(
-    expression: str, path: Path, stored: Collection[str]
-) -> list[FieldError]:
-    """Compile a KEP-5254 constraint over ``devices`` and check its estimated cost."""
-    if not expression.strip():
-        return [field.required(str(path))]
-    if len(expression) > CEL_EXPRESSION_MAX_LENGTH:
-        return [field.too_long(str(path), CEL_EXPRESSION_MAX_LENGTH)]
-    if expression in stored:
-        return []
-    try:
-        cel.compile_constraint(expression)
-    except cel.CostLimitError:
-        return [field.forbidden(str(path), "too complex, exceeds cost limit")]
-    except cel.CompileError as e:
-        return [field.invalid(str(path), expression, f"compilation failed: {e.message}")]
-    return []
 
 
 def validate_request_refs(refs: list[str], path: Path, names: set[str]) -> list[FieldError]:

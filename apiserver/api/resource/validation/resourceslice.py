@@ -153,29 +153,40 @@ def _validate_pool(spec: ResourceSliceSpec, path: Path) -> list[FieldError]:
 
 def _validate_node_selection(spec: ResourceSliceSpec, path: Path) -> list[FieldError]:
     """Exactly one of nodeName, nodeSelector, allNodes and perDeviceNodeSelection."""
-    errs: list[FieldError] = []
     chosen: list[str] = []
-    if spec.node_name is not None:
-        chosen.append("nodeName")
-        errs += validate_node_name(spec.node_name, path.child("nodeName"))
-    if spec.node_selector is not None:
-        chosen.append("nodeSelector")
-        errs += validate_node_selector(
-            spec.node_selector, path.child("nodeSelector"), exactly_one_term=True
-        )
-    for name, value in (
-        ("allNodes", spec.all_nodes),
-        ("perDeviceNodeSelection", spec.per_device_node_selection),
-    ):
-        if value is not None:
-            chosen.append(name)
-            if not value:
-                errs.append(field.invalid(str(path.child(name)), value, "must be true if set"))
+    errs = _validate_node_fields(spec, path, chosen)
+    if spec.per_device_node_selection is not None:
+        chosen.append("perDeviceNodeSelection")
+        errs += _true_if_set(spec.per_device_node_selection, path.child("perDeviceNodeSelection"))
     which = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection`"
     if not chosen:
         errs.append(field.required(str(path), f"{which} is required"))
     errs += _several_set(path, chosen, which)
     return errs
+
+
+def _validate_node_fields(
+    where: ResourceSliceSpec | Device, path: Path, chosen: list[str]
+) -> list[FieldError]:
+    """The node fields a slice and (with per-device node selection) a device share: each one
+    set is checked and its name added to ``chosen``, for the caller's one-of rule."""
+    errs: list[FieldError] = []
+    if where.node_name is not None:
+        chosen.append("nodeName")
+        errs += validate_node_name(where.node_name, path.child("nodeName"))
+    if where.node_selector is not None:
+        chosen.append("nodeSelector")
+        errs += validate_node_selector(
+            where.node_selector, path.child("nodeSelector"), exactly_one_term=True
+        )
+    if where.all_nodes is not None:
+        chosen.append("allNodes")
+        errs += _true_if_set(where.all_nodes, path.child("allNodes"))
+    return errs
+
+
+def _true_if_set(value: bool, path: Path) -> list[FieldError]:
+    return [] if value else [field.invalid(str(path), value, "must be true if set")]
 
 
 def _several_set(path: Path, chosen: list[str], which: str) -> list[FieldError]:
@@ -543,20 +554,8 @@ def _forbidden_request_policies(
 
 def _validate_device_nodes(device: Device, per_device: bool, path: Path) -> list[FieldError]:
     """Per-device node selection: exactly one when the slice asks for it, none otherwise."""
-    errs: list[FieldError] = []
     chosen: list[str] = []
-    if device.node_name is not None:
-        chosen.append("nodeName")
-        errs += validate_node_name(device.node_name, path.child("nodeName"))
-    if device.node_selector is not None:
-        chosen.append("nodeSelector")
-        errs += validate_node_selector(
-            device.node_selector, path.child("nodeSelector"), exactly_one_term=True
-        )
-    if device.all_nodes is not None:
-        chosen.append("allNodes")
-        if not device.all_nodes:
-            errs.append(field.invalid(str(path.child("allNodes")), False, "must be true if set"))
+    errs = _validate_node_fields(device, path, chosen)
     if not per_device:
         return errs + [
             field.forbidden(

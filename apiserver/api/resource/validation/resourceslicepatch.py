@@ -11,9 +11,7 @@ from ..resourceslicepatch import ResourceSlicePatch, ResourceSlicePatchStatus
 from .device import (
     MAX_TAINTS,
     validate_attributes_and_capacity,
-    validate_device_name,
-    validate_driver_name,
-    validate_pool_name,
+    validate_device_filter,
     validate_selectors,
     validate_taint,
 )
@@ -43,12 +41,7 @@ def validate_resource_slice_patch(
                 flt.device_class_name,
                 dns1123_subdomain_errors(flt.device_class_name),
             )
-        if flt.driver is not None:
-            errs += validate_driver_name(flt.driver, fpath.child("driver"))
-        if flt.pool is not None:
-            errs += validate_pool_name(flt.pool, fpath.child("pool"))
-        if flt.device is not None:
-            errs += validate_device_name(flt.device, fpath.child("device"))
+        errs += validate_device_filter(flt.driver, flt.pool, flt.device, fpath)
         errs += validate_selectors(
             flt.selectors or [], fpath.child("selectors"), stored=_selector_expressions(old)
         )
