@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from .... import cel
@@ -67,6 +67,20 @@ def _pool_name_errors(name: str) -> list[str]:
 
 def validate_device_name(name: str, path: Path) -> list[FieldError]:
     return field.required_name(path, name, dns1123_label_errors)
+
+
+def validate_condition_names(names: Sequence[str], path: Path) -> list[FieldError]:
+    """A device's binding (or binding failure) conditions, or their copy in an allocation
+    result: each a label name, none twice."""
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        at = str(path.index(i))
+        errs += field.invalid_each(at, name, qualified_name_errors(name))
+        if name in seen:
+            errs.append(field.duplicate(at, name))
+        seen.add(name)
+    return errs
 
 
 def validate_device_filter(

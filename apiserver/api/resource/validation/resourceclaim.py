@@ -55,6 +55,7 @@ from ..resourceclaim import (
 )
 from .device import (
     validate_cel_expression,
+    validate_condition_names,
     validate_device_name,
     validate_driver_name,
     validate_pool_name,
@@ -181,10 +182,7 @@ def validate_claim_spec(
     for i, config in enumerate(configs):
         p = path.child("config").index(i)
         errs += validate_request_refs(config.requests or [], p.child("requests"), names)
-        if config.opaque is None:
-            errs.append(field.required(str(p.child("opaque"))))
-        else:
-            errs += validate_opaque_configuration(config.opaque, p.child("opaque"))
+        errs += validate_opaque_configuration(config.opaque, p.child("opaque"))
     return errs
 
 
@@ -426,10 +424,7 @@ def validate_allocation(
         for i, config in enumerate(configs):
             p = dpath.child("config").index(i)
             errs += validate_request_refs(config.requests or [], p.child("requests"), names)
-            if config.opaque is None:
-                errs.append(field.required(str(p.child("opaque"))))
-            else:
-                errs += validate_opaque_configuration(config.opaque, p.child("opaque"))
+            errs += validate_opaque_configuration(config.opaque, p.child("opaque"))
     if allocation.node_selector is not None:
         errs += validate_node_selector(allocation.node_selector, path.child("nodeSelector"))
     return errs
@@ -467,12 +462,7 @@ def _validate_binding_conditions(
         p = path.child(name)
         if len(values) > BINDING_CONDITIONS_MAX:
             errs.append(field.too_many(str(p), len(values), BINDING_CONDITIONS_MAX))
-        seen: set[str] = set()
-        for i, value in enumerate(values):
-            errs += field.invalid_each(p.index(i), value, qualified_name_errors(value))
-            if value in seen:
-                errs.append(field.duplicate(str(p.index(i)), value))
-            seen.add(value)
+        errs += validate_condition_names(values, p)
     overlap = set(conditions)
     for i, value in enumerate(failure_conditions):
         if value in overlap:

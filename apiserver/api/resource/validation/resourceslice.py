@@ -68,7 +68,7 @@ from typing import Any, TypeVar
 from ... import field
 from ...core.validation.nodeselector import validate_node_name, validate_node_selector
 from ...field import ErrorType, FieldError, Path
-from ...names import dns1123_label_errors, qualified_name_errors
+from ...names import dns1123_label_errors
 from ..device import Counter, CounterSet, DeviceCounterConsumption
 from ..mixins import merged, sources
 from ..resourceslice import (
@@ -84,6 +84,7 @@ from .device import (
     MAX_TAINTS,
     too_many_attributes_and_capacities,
     validate_attributes_and_capacity,
+    validate_condition_names,
     validate_device_name,
     validate_driver_name,
     validate_pool_name,
@@ -591,13 +592,7 @@ def _validate_binding_conditions(device: Device, path: Path) -> list[FieldError]
         lpath = path.child(name)
         capped = _capped(conditions, limit, lpath, errs)
         checked[name] = capped
-        seen: set[str] = set()
-        for k, condition in enumerate(capped):
-            cpath = str(lpath.index(k))
-            errs += field.invalid_each(cpath, condition, qualified_name_errors(condition))
-            if condition in seen:
-                errs.append(field.duplicate(cpath, condition))
-            seen.add(condition)
+        errs += validate_condition_names(capped, lpath)
     success, failure = checked["bindingConditions"], checked["bindingFailureConditions"]
     for k, condition in enumerate(failure):
         if condition in success:
