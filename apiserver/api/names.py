@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 
+from ..toolkit.names import MAX_NAME
+
 DNS1123_LABEL_MAX = 63
-DNS1123_SUBDOMAIN_MAX = 253
+DNS1123_SUBDOMAIN_MAX = MAX_NAME
 QUALIFIED_NAME_MAX = 63
 LABEL_VALUE_MAX = 63
 

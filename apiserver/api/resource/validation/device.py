@@ -11,6 +11,7 @@ from ....cel import quantity
 from ... import field
 from ...field import FieldError, Path
 from ...names import (
+    DNS1123_SUBDOMAIN_MAX,
     c_identifier_errors,
     dns1123_label_errors,
     dns1123_subdomain_errors,
@@ -27,7 +28,7 @@ from ..device import (
 from ..resourceclaim import NEEDS_ATTACHING
 
 DRIVER_NAME_MAX = 63
-POOL_NAME_MAX = 253
+POOL_NAME_MAX = DNS1123_SUBDOMAIN_MAX  # as upstream: the same bound as a node name's
 DEVICE_MAX_DOMAIN_LENGTH = 63
 DEVICE_MAX_ID_LENGTH = 32
 ATTRIBUTE_VALUE_MAX = 64

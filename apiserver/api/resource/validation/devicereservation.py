@@ -5,7 +5,8 @@ from __future__ import annotations
 from ... import field
 from ...field import FieldError, Path
 from ...names import dns1123_label_errors, dns1123_subdomain_errors
-from ..devicereservation import CLAIMS_MAX, DEVICES_MAX, DeviceReservation
+from ..allocationreview import CLAIMS_MAX
+from ..devicereservation import DEVICES_MAX, DeviceReservation
 from .device import validate_device_name, validate_driver_name, validate_pool_name
 
 
