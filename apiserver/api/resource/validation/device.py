@@ -84,6 +84,31 @@ def validate_condition_names(names: Sequence[str], path: Path) -> list[FieldErro
     return errs
 
 
+def validate_binding_condition_pair(
+    conditions: Sequence[str],
+    failure_conditions: Sequence[str],
+    path: Path,
+    *,
+    overlap: str,
+    failure_needed: str,
+    conditions_needed: str,
+) -> list[FieldError]:
+    """Binding and binding failure conditions side by side: none in both lists, and both lists
+    set or neither. The wording is the caller's (upstream words a slice's and a claim's rules
+    differently)."""
+    errs: list[FieldError] = []
+    failure_path = path.child("bindingFailureConditions")
+    known = set(conditions)
+    for i, value in enumerate(failure_conditions):
+        if value in known:
+            errs.append(field.invalid(str(failure_path.index(i)), value, overlap))
+    if conditions and not failure_conditions:
+        errs.append(field.required(str(failure_path), failure_needed))
+    if failure_conditions and not conditions:
+        errs.append(field.required(str(path.child("bindingConditions")), conditions_needed))
+    return errs
+
+
 def validate_device_filter(
     driver: str | None, pool: str | None, device: str | None, path: Path
 ) -> list[FieldError]:

@@ -54,6 +54,7 @@ from ..resourceclaim import (
     ResourceClaimStatus,
 )
 from .device import (
+    validate_binding_condition_pair,
     validate_cel_expression,
     validate_condition_names,
     validate_device_name,
@@ -463,30 +464,14 @@ def _validate_binding_conditions(
         if len(values) > BINDING_CONDITIONS_MAX:
             errs.append(field.too_many(str(p), len(values), BINDING_CONDITIONS_MAX))
         errs += validate_condition_names(values, p)
-    overlap = set(conditions)
-    for i, value in enumerate(failure_conditions):
-        if value in overlap:
-            errs.append(
-                field.invalid(
-                    str(path.child("bindingFailureConditions").index(i)),
-                    value,
-                    "must not also be a binding condition",
-                )
-            )
-    if conditions and not failure_conditions:
-        errs.append(
-            field.required(
-                str(path.child("bindingFailureConditions")),
-                "must be set when bindingConditions is set",
-            )
-        )
-    if failure_conditions and not conditions:
-        errs.append(
-            field.required(
-                str(path.child("bindingConditions")),
-                "must be set when bindingFailureConditions is set",
-            )
-        )
+    errs += validate_binding_condition_pair(
+        conditions,
+        failure_conditions,
+        path,
+        overlap="must not also be a binding condition",
+        failure_needed="must be set when bindingConditions is set",
+        conditions_needed="must be set when bindingFailureConditions is set",
+    )
     return errs
 
 

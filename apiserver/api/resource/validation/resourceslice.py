@@ -84,6 +84,7 @@ from .device import (
     MAX_TAINTS,
     too_many_attributes_and_capacities,
     validate_attributes_and_capacity,
+    validate_binding_condition_pair,
     validate_condition_names,
     validate_device_name,
     validate_driver_name,
@@ -593,30 +594,15 @@ def _validate_binding_conditions(device: Device, path: Path) -> list[FieldError]
         capped = _capped(conditions, limit, lpath, errs)
         checked[name] = capped
         errs += validate_condition_names(capped, lpath)
-    success, failure = checked["bindingConditions"], checked["bindingFailureConditions"]
-    for k, condition in enumerate(failure):
-        if condition in success:
-            errs.append(
-                field.invalid(
-                    str(path.child("bindingFailureConditions").index(k)),
-                    condition,
-                    "must not also be listed in bindingConditions",
-                )
-            )
-    if device.binding_conditions and not device.binding_failure_conditions:
-        errs.append(
-            field.required(
-                str(path.child("bindingFailureConditions")),
-                "bindingFailureConditions are required when bindingConditions are set",
-            )
-        )
-    if device.binding_failure_conditions and not device.binding_conditions:
-        errs.append(
-            field.required(
-                str(path.child("bindingConditions")),
-                "bindingConditions are required when bindingFailureConditions are set",
-            )
-        )
+    # Capped lists: empty exactly when the lists as given are (every cap is above zero).
+    errs += validate_binding_condition_pair(
+        checked["bindingConditions"],
+        checked["bindingFailureConditions"],
+        path,
+        overlap="must not also be listed in bindingConditions",
+        failure_needed="bindingFailureConditions are required when bindingConditions are set",
+        conditions_needed="bindingConditions are required when bindingFailureConditions are set",
+    )
     return errs
 
 
