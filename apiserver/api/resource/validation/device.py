@@ -84,6 +84,16 @@ def validate_condition_names(names: Sequence[str], path: Path) -> list[FieldErro
     return errs
 
 
+def validate_unique_name(name: str, path: Path, seen: set[str]) -> list[FieldError]:
+    """A device's, a request's or a subrequest's name: a DNS label (required), not one of
+    ``seen`` (the names before it in its list), which it then joins."""
+    errs = validate_device_name(name, path)
+    if name in seen:
+        errs.append(field.duplicate(str(path), name))
+    seen.add(name)
+    return errs
+
+
 def validate_binding_condition_pair(
     conditions: Sequence[str],
     failure_conditions: Sequence[str],

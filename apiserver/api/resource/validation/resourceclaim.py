@@ -62,6 +62,7 @@ from .device import (
     validate_pool_name,
     validate_qualified_name,
     validate_selectors,
+    validate_unique_name,
 )
 from .deviceclass import validate_opaque_configuration, validate_raw_object
 
@@ -149,10 +150,7 @@ def validate_claim_spec(
     names = request_names(spec)
     for i, request in enumerate(requests):
         p = path.child("requests").index(i)
-        errs += field.required_name(p.child("name"), request.name, dns1123_label_errors)
-        if request.name in seen:
-            errs.append(field.duplicate(str(p.child("name")), request.name))
-        seen.add(request.name)
+        errs += validate_unique_name(request.name, p.child("name"), seen)
         subrequests = request.first_available or []
         kinds = (request.exactly is not None) + bool(subrequests)
         if kinds == 0:
@@ -197,10 +195,7 @@ def _validate_subrequests(
     seen: set[str] = set()
     for j, sub in enumerate(subrequests):
         p = path.index(j)
-        errs += field.required_name(p.child("name"), sub.name, dns1123_label_errors)
-        if sub.name in seen:
-            errs.append(field.duplicate(str(p.child("name")), sub.name))
-        seen.add(sub.name)
+        errs += validate_unique_name(sub.name, p.child("name"), seen)
         errs += _validate_exact_request(sub, p, stored)
     return errs
 

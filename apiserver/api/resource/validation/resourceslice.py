@@ -86,10 +86,10 @@ from .device import (
     validate_attributes_and_capacity,
     validate_binding_condition_pair,
     validate_condition_names,
-    validate_device_name,
     validate_driver_name,
     validate_pool_name,
     validate_taint,
+    validate_unique_name,
 )
 
 MAX_DEVICES = 128
@@ -442,10 +442,7 @@ def _validate_devices(
     missing = _MissingCounters(mixins.consumptions, sets or {})
     for i, device in enumerate(devices):
         dpath = path.index(i)
-        errs += validate_device_name(device.name, dpath.child("name"))
-        if device.name in seen:
-            errs.append(field.duplicate(str(dpath.child("name")), device.name))
-        seen.add(device.name)
+        errs += validate_unique_name(device.name, dpath.child("name"), seen)
         errs += _validate_device_contents(device, mixins, dpath)
         errs += _validate_consumptions(device, mixins, sets, missing, dpath)
         errs += _validate_device_nodes(device, bool(spec.per_device_node_selection), dpath)
