@@ -11,7 +11,14 @@ directly.
 
 from .base import APIModel
 from .field import ErrorType, FieldError, Path, shorten
-from .meta import Condition, DeleteOptions, KindModel, ObjectMeta, Preconditions
+from .meta import (
+    CONDITION_MESSAGE_WRITTEN_MAX,
+    Condition,
+    DeleteOptions,
+    KindModel,
+    ObjectMeta,
+    Preconditions,
+)
 from .metavalidation import (
     TOTAL_ANNOTATION_SIZE_LIMIT,
     validate_annotations,
@@ -31,6 +38,7 @@ from .protobuf import decode as decode_protobuf
 from .protobuf import envelope as protobuf_envelope
 
 __all__ = [
+    "CONDITION_MESSAGE_WRITTEN_MAX",
     "PROTOBUF_MAGIC",
     "TOTAL_ANNOTATION_SIZE_LIMIT",
     "APIModel",

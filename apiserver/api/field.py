@@ -7,6 +7,7 @@ per error, the way Kubernetes' ``field.ErrorList`` does.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -130,6 +131,48 @@ def too_many(field: str, actual: int, max_items: int) -> FieldError:
 
 def type_invalid(field: str, value: Any, detail: str) -> FieldError:
     return FieldError(ErrorType.TYPE_INVALID, field, detail, value)
+
+
+def at_least(path: Path | str, value: int | None, minimum: int) -> list[FieldError]:
+    """An Invalid error when ``value`` is set and below ``minimum``."""
+    if value is None or value >= minimum:
+        return []
+    return [invalid(str(path), value, f"must be greater than or equal to {minimum}")]
+
+
+def in_range(path: Path | str, value: int | None, low: int, high: int) -> list[FieldError]:
+    """An Invalid error when ``value`` is set and outside ``low..high``."""
+    if value is None or low <= value <= high:
+        return []
+    return [invalid(str(path), value, f"must be between {low} and {high}, inclusive")]
+
+
+NameRule = Callable[[str], list[str]]
+"""A name rule of ``api.names``: the problems with a value, as plain strings."""
+
+
+def invalid_each(path: Path | str, value: Any, problems: Iterable[str]) -> list[FieldError]:
+    """One Invalid error at ``path`` showing ``value`` for each of ``problems`` (what a name
+    rule found; the value shown may be the whole of what the rule checked a part of)."""
+    return [invalid(str(path), value, problem) for problem in problems]
+
+
+def required_name(
+    path: Path | str,
+    value: str | None,
+    rule: NameRule,
+    detail: str = "",
+    *,
+    max_length: int | None = None,
+) -> list[FieldError]:
+    """A value that must be set and follow ``rule``: Required (with ``detail``) when it is
+    empty, Too long (and nothing more) when longer than ``max_length``, else an Invalid
+    error for each problem the rule finds."""
+    if not value:
+        return [required(str(path), detail)]
+    if max_length is not None and len(value) > max_length:
+        return [too_long(str(path), max_length)]
+    return invalid_each(path, value, rule(value))
 
 
 class Path:

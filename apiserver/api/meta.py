@@ -118,6 +118,11 @@ class Condition(APIModel):
     )
 
 
+CONDITION_MESSAGE_WRITTEN_MAX = 1024
+"""The longest message the server's own controllers write into a condition (and into the
+Event about the same problem); longer ones are cut. What the API accepts from anyone is
+``metavalidation.CONDITION_MESSAGE_MAX``."""
+
 CONDITIONS_SCHEMA_EXTRA: dict[str, Any] = {
     "x-kubernetes-list-type": "map",
     "x-kubernetes-list-map-keys": ["type"],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from . import field
 from .field import FieldError, Path
@@ -21,32 +21,20 @@ CONDITION_REASON_MAX = 1024
 CONDITION_MESSAGE_MAX = 32 * 1024
 _CONDITION_REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
 
-NameValidator = Callable[[str], list[str]]
-
 
 def validate_object_meta(
     meta: ObjectMeta,
     *,
     namespaced: bool,
-    name_errors: NameValidator = dns1123_subdomain_errors,
+    name_errors: field.NameRule = dns1123_subdomain_errors,
     path: Path | None = None,
 ) -> list[FieldError]:
     path = path or Path("metadata")
-    errs: list[FieldError] = []
-    if not meta.name:
-        errs.append(field.required(str(path.child("name")), "name or generateName is required"))
-    else:
-        errs += [
-            field.invalid(str(path.child("name")), meta.name, e) for e in name_errors(meta.name)
-        ]
+    errs = field.required_name(
+        path.child("name"), meta.name, name_errors, "name or generateName is required"
+    )
     if namespaced:
-        if not meta.namespace:
-            errs.append(field.required(str(path.child("namespace"))))
-        else:
-            errs += [
-                field.invalid(str(path.child("namespace")), meta.namespace, e)
-                for e in dns1123_label_errors(meta.namespace)
-            ]
+        errs += field.required_name(path.child("namespace"), meta.namespace, dns1123_label_errors)
     elif meta.namespace:
         errs.append(field.forbidden(str(path.child("namespace")), "not allowed on this type"))
     if meta.generation is not None and meta.generation < 0:
@@ -70,8 +58,8 @@ def validate_object_meta(
 def validate_labels(labels: dict[str, str], path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     for key, value in labels.items():
-        errs += [field.invalid(str(path), key, e) for e in qualified_name_errors(key)]
-        errs += [field.invalid(str(path.key(key)), value, e) for e in label_value_errors(value)]
+        errs += field.invalid_each(path, key, qualified_name_errors(key))
+        errs += field.invalid_each(path.key(key), value, label_value_errors(value))
     return errs
 
 
@@ -79,7 +67,7 @@ def validate_annotations(annotations: dict[str, str], path: Path) -> list[FieldE
     errs: list[FieldError] = []
     total = 0
     for key, value in annotations.items():
-        errs += [field.invalid(str(path), key, e) for e in qualified_name_errors(key.lower())]
+        errs += field.invalid_each(path, key, qualified_name_errors(key.lower()))
         total += len(key) + len(value)
     if total > TOTAL_ANNOTATION_SIZE_LIMIT:
         errs.append(field.too_long(str(path), TOTAL_ANNOTATION_SIZE_LIMIT))
@@ -89,7 +77,7 @@ def validate_annotations(annotations: dict[str, str], path: Path) -> list[FieldE
 def _validate_finalizers(finalizers: Iterable[str], path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     for i, name in enumerate(finalizers):
-        errs += [field.invalid(str(path.index(i)), name, e) for e in qualified_name_errors(name)]
+        errs += field.invalid_each(path.index(i), name, qualified_name_errors(name))
     return errs
 
 
@@ -102,15 +90,9 @@ def validate_conditions(conditions: list[Condition], path: Path) -> list[FieldEr
         if cond.type in seen:
             errs.append(field.duplicate(str(p.child("type")), cond.type))
         seen.add(cond.type)
-        if not cond.type:
-            errs.append(field.required(str(p.child("type"))))
-        elif len(cond.type) > CONDITION_TYPE_MAX:
-            errs.append(field.too_long(str(p.child("type")), CONDITION_TYPE_MAX))
-        else:
-            errs += [
-                field.invalid(str(p.child("type")), cond.type, e)
-                for e in qualified_name_errors(cond.type)
-            ]
+        errs += field.required_name(
+            p.child("type"), cond.type, qualified_name_errors, max_length=CONDITION_TYPE_MAX
+        )
         if not cond.reason:
             errs.append(field.required(str(p.child("reason"))))
         elif len(cond.reason) > CONDITION_REASON_MAX:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 
+from ..toolkit.names import MAX_NAME
+
 DNS1123_LABEL_MAX = 63
-DNS1123_SUBDOMAIN_MAX = 253
+DNS1123_SUBDOMAIN_MAX = MAX_NAME
 QUALIFIED_NAME_MAX = 63
 LABEL_VALUE_MAX = 63
 
@@ -23,30 +25,38 @@ _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def dns1123_label_errors(value: str) -> list[str]:
+def _length_and_pattern_errors(
+    value: str, max_length: int, pattern: re.Pattern[str], problem: str
+) -> list[str]:
+    """The two checks of most rules, in Kubernetes' order: the length, then the pattern."""
     errs = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errs.append(f"must be no more than {DNS1123_LABEL_MAX} characters")
-    if not _DNS1123_LABEL.match(value):
-        errs.append(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters"
-            " or '-', and must start and end with an alphanumeric character"
-            " (e.g. 'my-name',  or '123-abc')"
-        )
+    if len(value) > max_length:
+        errs.append(f"must be no more than {max_length} characters")
+    if not pattern.match(value):
+        errs.append(problem)
     return errs
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    return _length_and_pattern_errors(
+        value,
+        DNS1123_LABEL_MAX,
+        _DNS1123_LABEL,
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters"
+        " or '-', and must start and end with an alphanumeric character"
+        " (e.g. 'my-name',  or '123-abc')",
+    )
 
 
 def dns1123_subdomain_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errs.append(f"must be no more than {DNS1123_SUBDOMAIN_MAX} characters")
-    if not _DNS1123_SUBDOMAIN.match(value):
-        errs.append(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric"
-            " characters, '-' or '.', and must start and end with an alphanumeric"
-            " character (e.g. 'example.com')"
-        )
-    return errs
+    return _length_and_pattern_errors(
+        value,
+        DNS1123_SUBDOMAIN_MAX,
+        _DNS1123_SUBDOMAIN,
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric"
+        " characters, '-' or '.', and must start and end with an alphanumeric"
+        " character (e.g. 'example.com')",
+    )
 
 
 def qualified_name_errors(value: str) -> list[str]:
@@ -71,35 +81,32 @@ def qualified_name_errors(value: str) -> list[str]:
     if not name:
         errs.append("name part must be non-empty")
     else:
-        if len(name) > QUALIFIED_NAME_MAX:
-            errs.append(f"name part must be no more than {QUALIFIED_NAME_MAX} characters")
-        if not _QUALIFIED_NAME_PART.match(name):
-            errs.append(
-                "name part must consist of alphanumeric characters, '-', '_' or '.', and"
-                " must start and end with an alphanumeric character"
-            )
+        problems = _length_and_pattern_errors(
+            name,
+            QUALIFIED_NAME_MAX,
+            _QUALIFIED_NAME_PART,
+            "must consist of alphanumeric characters, '-', '_' or '.', and"
+            " must start and end with an alphanumeric character",
+        )
+        errs += ["name part " + e for e in problems]
     return errs
 
 
 def label_value_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > LABEL_VALUE_MAX:
-        errs.append(f"must be no more than {LABEL_VALUE_MAX} characters")
-    if not _LABEL_VALUE.match(value):
-        errs.append(
-            "a valid label must be an empty string or consist of alphanumeric characters,"
-            " '-', '_' or '.', and must start and end with an alphanumeric character"
-        )
-    return errs
+    return _length_and_pattern_errors(
+        value,
+        LABEL_VALUE_MAX,
+        _LABEL_VALUE,
+        "a valid label must be an empty string or consist of alphanumeric characters,"
+        " '-', '_' or '.', and must start and end with an alphanumeric character",
+    )
 
 
 def c_identifier_errors(value: str, max_length: int) -> list[str]:
-    errs = []
-    if len(value) > max_length:
-        errs.append(f"must be no more than {max_length} characters")
-    if not _C_IDENTIFIER.match(value):
-        errs.append(
-            "a valid C identifier must start with alphabetic character or '_', followed"
-            " by a string of alphanumeric characters or '_'"
-        )
-    return errs
+    return _length_and_pattern_errors(
+        value,
+        max_length,
+        _C_IDENTIFIER,
+        "a valid C identifier must start with alphabetic character or '_', followed"
+        " by a string of alphanumeric characters or '_'",
+    )

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import orjson
 
+from ..api import CONDITION_MESSAGE_WRITTEN_MAX as MESSAGE_MAX
 from ..devices import DeviceView, PatchReport
 from ..machinery import Registry, StatusSubresource, WriteOptions, errors
 from ..sources import Source, SourceEvent
@@ -34,7 +35,6 @@ from .events import EventRecorder
 log = logging.getLogger("apiserver.controllers.patchstatus")
 
 CONDITION = "SelectorsValid"
-MESSAGE_MAX = 1024
 
 
 def selectors_condition(report: PatchReport) -> tuple[str, str, str]:

@@ -43,6 +43,7 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from ..api import CONDITION_MESSAGE_WRITTEN_MAX as MESSAGE_MAX
 from ..api.resource import LIMIT_DEFAULT, VALIDATION_ERRORS_MAX
 from ..machinery import Registry, StatusSubresource, WriteOptions, errors
 from ..pools import PoolIndex, PoolSummary, clip
@@ -56,7 +57,6 @@ log = logging.getLogger("apiserver.controllers.poolstatus")
 
 COMPLETE, CALCULATION_COMPLETE = "Complete", "CalculationComplete"
 FAILED, CALCULATION_FAILED, STATUS_REJECTED = "Failed", "CalculationFailed", "StatusRejected"
-MESSAGE_MAX = 1024
 DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 

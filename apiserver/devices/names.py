@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import uuid
 
-MAX_NAME = 253
+from ..toolkit.names import MAX_NAME
+
 _UIDS = uuid.UUID("5b0e9c0e-4bd7-4a1e-9a61-5027c0de5027")
 
 

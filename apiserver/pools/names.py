@@ -20,7 +20,8 @@ import hashlib
 import re
 import uuid
 
-MAX_NAME = 253
+from ..toolkit.names import MAX_NAME
+
 DIGEST = 16
 _UIDS = uuid.UUID("0c6d7f1e-5677-4c6b-9a3e-5677c0de5677")
 _TRIM = re.compile(r"[.-]+$")

@@ -14,9 +14,8 @@ import hashlib
 from typing import Protocol
 
 from .jsonobject import JSON
+from .names import MAX_NAME
 from .timestamps import now_rfc3339
-
-MAX_NAME = 253
 
 
 class EventRecorder(Protocol):

@@ -77,19 +77,11 @@ def _validate_rules(rules: list[PolicyRule] | None, *, namespaced: bool) -> list
 def validate_label_selector(selector: LabelSelector, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     for key, value in (selector.match_labels or {}).items():
-        errs += [
-            field.invalid(str(path.child("matchLabels")), key, m)
-            for m in qualified_name_errors(key)
-        ]
-        errs += [
-            field.invalid(str(path.child("matchLabels")), value, m)
-            for m in label_value_errors(value)
-        ]
+        errs += field.invalid_each(path.child("matchLabels"), key, qualified_name_errors(key))
+        errs += field.invalid_each(path.child("matchLabels"), value, label_value_errors(value))
     for i, req in enumerate(selector.match_expressions or []):
         at = path.child("matchExpressions").index(i)
-        errs += [
-            field.invalid(str(at.child("key")), req.key, m) for m in qualified_name_errors(req.key)
-        ]
+        errs += field.invalid_each(at.child("key"), req.key, qualified_name_errors(req.key))
         if req.operator not in SELECTOR_OPERATORS:
             errs.append(
                 field.not_supported(
@@ -140,13 +132,7 @@ def _validate_role_ref(ref: RoleRef, kinds: tuple[str, ...]) -> list[FieldError]
         errs.append(field.not_supported(str(at.child("apiGroup")), ref.api_group, [RBAC_GROUP]))
     if ref.kind not in kinds:
         errs.append(field.not_supported(str(at.child("kind")), ref.kind, list(kinds)))
-    if not ref.name:
-        errs.append(field.required(str(at.child("name")), ""))
-    else:
-        errs += [
-            field.invalid(str(at.child("name")), ref.name, m)
-            for m in path_segment_name_errors(ref.name)
-        ]
+    errs += field.required_name(at.child("name"), ref.name, path_segment_name_errors)
     return errs
 
 
@@ -159,10 +145,9 @@ def validate_subject(subject: Subject, *, namespaced: bool, path: Path) -> list[
         if group != "":
             errs.append(field.not_supported(str(path.child("apiGroup")), group, [""]))
         if subject.name:
-            errs += [
-                field.invalid(str(path.child("name")), subject.name, m)
-                for m in dns1123_subdomain_errors(subject.name)
-            ]
+            errs += field.invalid_each(
+                path.child("name"), subject.name, dns1123_subdomain_errors(subject.name)
+            )
         if not subject.namespace and not namespaced:
             errs.append(field.required(str(path.child("namespace")), ""))
     elif subject.kind in ("User", "Group"):

@@ -12,10 +12,10 @@ from pydantic import Field
 
 from ..base import APIModel, Time
 from ..meta import KindModel
+from .allocationreview import CLAIMS_MAX  # a reservation holds for one review's claims
 
 DEVICES_MAX = 128
 """Four claims' worth of upstream's 32 results per allocation."""
-CLAIMS_MAX = 32
 
 
 class ReservedDevice(APIModel):

@@ -82,7 +82,7 @@ def _flatten_device(
     consumptions: Mapping[str, Any],
 ) -> JSON:
     """One device with its device mixins and its consumptions' mixins applied (the device
-    itself when it includes nothing). Written out by hand: this is the hot path."""
+    itself when it includes nothing). The loops written out by hand: this is the hot path."""
     includes = device.get("includes")
     consumes = device.get("consumesCounters")
     if includes is None and not any("includes" in c for c in consumes or ()):
@@ -99,16 +99,8 @@ def _flatten_device(
             entries = capacity.get(name)
             if entries:
                 caps.update(entries)
-        own = device.get("attributes")
-        if own:
-            attrs.update(own)
-        if attrs or "attributes" in device:
-            out["attributes"] = attrs
-        own = device.get("capacity")
-        if own:
-            caps.update(own)
-        if caps or "capacity" in device:
-            out["capacity"] = caps
+        _set_own_over(out, device, "attributes", attrs)
+        _set_own_over(out, device, "capacity", caps)
     if consumes:
         out["consumesCounters"] = [_flatten_counters(c, consumptions) for c in consumes]
     return out
@@ -126,12 +118,18 @@ def _flatten_counters(obj: JSON, mixins: Mapping[str, Any]) -> JSON:
         entries = mixins.get(name)
         if entries:
             counters.update(entries)
-    own = obj.get("counters")
-    if own:
-        counters.update(own)
-    if counters or "counters" in obj:
-        out["counters"] = counters
+    _set_own_over(out, obj, "counters", counters)
     return out
+
+
+def _set_own_over(out: JSON, obj: JSON, key: str, included: JSON) -> None:
+    """``out[key]``: the entries ``obj`` sets itself over those its includes gave (in
+    ``included``, updated in place); left out when both are empty and ``obj`` had no ``key``."""
+    own = obj.get(key)
+    if own:
+        included.update(own)
+    if included or key in obj:
+        out[key] = included
 
 
 def flatten_slice(spec: JSON) -> JSON:

@@ -32,6 +32,5 @@ def validate_event(event: Event) -> list[FieldError]:
         errs.append(field.too_long("reason", REASON_MAX))
     if event.action is not None and len(event.action) > ACTION_MAX:
         errs.append(field.too_long("action", ACTION_MAX))
-    if event.count is not None and event.count < 0:
-        errs.append(field.invalid("count", event.count, "must be greater than or equal to 0"))
+    errs += field.at_least("count", event.count, 0)
     return errs

@@ -13,9 +13,7 @@ FINALIZERS = Path("spec").child("finalizers")
 def validate_namespace(namespace: Namespace) -> list[FieldError]:
     errs: list[FieldError] = []
     for i, name in enumerate((namespace.spec.finalizers if namespace.spec else None) or []):
-        errs += [
-            field.invalid(str(FINALIZERS.index(i)), name, e) for e in qualified_name_errors(name)
-        ]
+        errs += field.invalid_each(FINALIZERS.index(i), name, qualified_name_errors(name))
     return errs
 
 

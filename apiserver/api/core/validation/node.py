@@ -38,15 +38,10 @@ def validate_node_taints(taints: list[Taint], path: Path) -> list[FieldError]:
     seen: set[tuple[str, str]] = set()
     for i, taint in enumerate(taints):
         tpath = path.index(i)
-        kpath = str(tpath.child("key"))
-        if not taint.key:
-            errs.append(field.required(kpath))
-        else:
-            errs += [field.invalid(kpath, taint.key, e) for e in qualified_name_errors(taint.key)]
-        errs += [
-            field.invalid(str(tpath.child("value")), taint.value, e)
-            for e in label_value_errors(taint.value or "")
-        ]
+        errs += field.required_name(tpath.child("key"), taint.key, qualified_name_errors)
+        errs += field.invalid_each(
+            tpath.child("value"), taint.value, label_value_errors(taint.value or "")
+        )
         if (taint.key, taint.effect) in seen:
             errs.append(
                 FieldError(
@@ -134,7 +129,7 @@ def _validate_resources(resources: Mapping[str, str | int | float], path: Path) 
     errs: list[FieldError] = []
     for name, value in resources.items():
         rpath = str(path.key(name))
-        errs += [field.invalid(rpath, name, e) for e in qualified_name_errors(name)]
+        errs += field.invalid_each(rpath, name, qualified_name_errors(name))
         amount = (
             quantity.from_int(value)
             if isinstance(value, int)

@@ -15,9 +15,7 @@ _INTEGER = re.compile(r"^[+-]?\d+$")
 
 def validate_node_name(name: str, path: Path) -> list[FieldError]:
     """A node name is a DNS subdomain."""
-    if not name:
-        return [field.required(str(path))]
-    return [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(name)]
+    return field.required_name(path, name, dns1123_subdomain_errors)
 
 
 def validate_node_selector(
@@ -48,9 +46,7 @@ def _validate_term(term: NodeSelectorTerm, path: Path) -> list[FieldError]:
 
 
 def _validate_label_requirement(req: NodeSelectorRequirement, path: Path) -> list[FieldError]:
-    errs = [
-        field.invalid(str(path.child("key")), req.key, e) for e in qualified_name_errors(req.key)
-    ]
+    errs = field.invalid_each(path.child("key"), req.key, qualified_name_errors(req.key))
     values = req.values or []
     vpath = str(path.child("values"))
     if req.operator in ("In", "NotIn"):

@@ -33,10 +33,9 @@ def validate_pod(pod: Pod, old: Pod | None = None) -> list[FieldError]:
     names: set[str] = set()
     for i, claim in enumerate(spec.resource_claims or []):
         rpath = SPEC.child("resourceClaims").index(i)
-        errs += [
-            field.invalid(str(rpath.child("name")), claim.name, e)
-            for e in dns1123_label_errors(claim.name)
-        ]
+        errs += field.invalid_each(
+            rpath.child("name"), claim.name, dns1123_label_errors(claim.name)
+        )
         if claim.name in names:
             errs.append(field.duplicate(str(rpath.child("name")), claim.name))
         names.add(claim.name)
@@ -50,10 +49,9 @@ def validate_pod(pod: Pod, old: Pod | None = None) -> list[FieldError]:
                 )
             )
     if spec.node_name:
-        errs += [
-            field.invalid(str(SPEC.child("nodeName")), spec.node_name, e)
-            for e in dns1123_subdomain_errors(spec.node_name)
-        ]
+        errs += field.invalid_each(
+            SPEC.child("nodeName"), spec.node_name, dns1123_subdomain_errors(spec.node_name)
+        )
     if old is not None and old.spec.node_name and spec.node_name != old.spec.node_name:
         errs.append(
             field.forbidden(str(SPEC.child("nodeName")), "a bound pod cannot move to another node")
@@ -62,10 +60,9 @@ def validate_pod(pod: Pod, old: Pod | None = None) -> list[FieldError]:
 
 
 def _validate_container(container: Container, path: Path, claims: set[str]) -> list[FieldError]:
-    errs = [
-        field.invalid(str(path.child("name")), container.name, e)
-        for e in dns1123_label_errors(container.name)
-    ]
+    errs = field.invalid_each(
+        path.child("name"), container.name, dns1123_label_errors(container.name)
+    )
     used = (container.resources.claims if container.resources else None) or []
     for j, ref in enumerate(used):
         if ref.name not in claims:

@@ -39,19 +39,19 @@ def validate_allocation_review(review: AllocationReview) -> list[FieldError]:
         if ref.spec is not None:
             errs += validate_claim_spec(ref.spec, at.child("spec"))
             if ref.name:
-                errs += _name(ref.name, at.child("name"))
+                errs += field.invalid_each(
+                    at.child("name"), ref.name, dns1123_subdomain_errors(ref.name)
+                )
             continue
-        if not ref.namespace:
-            errs.append(field.required(str(at.child("namespace")), "a stored claim needs one"))
-        else:
-            errs += [
-                field.invalid(str(at.child("namespace")), ref.namespace, e)
-                for e in dns1123_label_errors(ref.namespace)
-            ]
-        if not ref.name:
-            errs.append(field.required(str(at.child("name")), "name a stored claim or give a spec"))
-        else:
-            errs += _name(ref.name, at.child("name"))
+        errs += field.required_name(
+            at.child("namespace"), ref.namespace, dns1123_label_errors, "a stored claim needs one"
+        )
+        errs += field.required_name(
+            at.child("name"),
+            ref.name,
+            dns1123_subdomain_errors,
+            "name a stored claim or give a spec",
+        )
         key = (ref.namespace or "", ref.name or "")
         if ref.namespace and ref.name and key in stored:
             errs.append(field.duplicate(str(at), f"{key[0]}/{key[1]}"))
@@ -65,31 +65,20 @@ def validate_allocation_review(review: AllocationReview) -> list[FieldError]:
         problems = dns1123_subdomain_errors(name)
         if problems or name in seen:  # the path only for an error: up to 5,000 names
             entry = str(nodes.index(i))
-            errs += [field.invalid(entry, name, e) for e in problems]
+            errs += field.invalid_each(entry, name, problems)
             if name in seen:
                 errs.append(field.duplicate(entry, name))
         seen.add(name)
     return errs + _answer_errors(review, path)
 
 
-def _name(name: str, path: Path) -> list[FieldError]:
-    return [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(name)]
-
-
 def _answer_errors(review: AllocationReview, path: Path) -> list[FieldError]:
     """The errors of what shapes the answer: the reservation's length, the answer mode and
     the state version held."""
     spec = review.spec
-    errs: list[FieldError] = []
-    seconds = spec.reservation_seconds
-    if seconds is not None and not 1 <= seconds <= RESERVATION_SECONDS_MAX:
-        errs.append(
-            field.invalid(
-                str(path.child("reservationSeconds")),
-                seconds,
-                f"must be between 1 and {RESERVATION_SECONDS_MAX}, inclusive",
-            )
-        )
+    errs = field.in_range(
+        path.child("reservationSeconds"), spec.reservation_seconds, 1, RESERVATION_SECONDS_MAX
+    )
     answer = path.child("answer")
     if spec.answer is not None and spec.answer not in ANSWERS:
         errs.append(field.not_supported(str(answer), spec.answer, list(ANSWERS)))

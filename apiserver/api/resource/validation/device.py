@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from .... import cel
@@ -11,6 +11,7 @@ from ....cel import quantity
 from ... import field
 from ...field import FieldError, Path
 from ...names import (
+    DNS1123_SUBDOMAIN_MAX,
     c_identifier_errors,
     dns1123_label_errors,
     dns1123_subdomain_errors,
@@ -27,7 +28,7 @@ from ..device import (
 from ..resourceclaim import NEEDS_ATTACHING
 
 DRIVER_NAME_MAX = 63
-POOL_NAME_MAX = 253
+POOL_NAME_MAX = DNS1123_SUBDOMAIN_MAX  # as upstream: the same bound as a node name's
 DEVICE_MAX_DOMAIN_LENGTH = 63
 DEVICE_MAX_ID_LENGTH = 32
 ATTRIBUTE_VALUE_MAX = 64
@@ -53,29 +54,84 @@ _SEMVER = re.compile(
 
 def validate_driver_name(name: str, path: Path) -> list[FieldError]:
     """A driver name is a lower-case DNS subdomain of at most 63 characters."""
-    if not name:
-        return [field.required(str(path))]
-    if len(name) > DRIVER_NAME_MAX:
-        return [field.too_long(str(path), DRIVER_NAME_MAX)]
-    return [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(name)]
+    return field.required_name(path, name, dns1123_subdomain_errors, max_length=DRIVER_NAME_MAX)
 
 
 def validate_pool_name(name: str, path: Path) -> list[FieldError]:
     """One or more DNS subdomains separated by slashes, at most 253 characters."""
-    if not name:
-        return [field.required(str(path))]
-    if len(name) > POOL_NAME_MAX:
-        return [field.too_long(str(path), POOL_NAME_MAX)]
-    errs: list[FieldError] = []
-    for part in name.split("/"):
-        errs += [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(part)]
-    return errs
+    return field.required_name(path, name, _pool_name_errors, max_length=POOL_NAME_MAX)
+
+
+def _pool_name_errors(name: str) -> list[str]:
+    return [e for part in name.split("/") for e in dns1123_subdomain_errors(part)]
 
 
 def validate_device_name(name: str, path: Path) -> list[FieldError]:
-    if not name:
-        return [field.required(str(path))]
-    return [field.invalid(str(path), name, e) for e in dns1123_label_errors(name)]
+    return field.required_name(path, name, dns1123_label_errors)
+
+
+def validate_condition_names(names: Sequence[str], path: Path) -> list[FieldError]:
+    """A device's binding (or binding failure) conditions, or their copy in an allocation
+    result: each a label name, none twice."""
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        at = str(path.index(i))
+        errs += field.invalid_each(at, name, qualified_name_errors(name))
+        if name in seen:
+            errs.append(field.duplicate(at, name))
+        seen.add(name)
+    return errs
+
+
+def validate_unique_name(name: str, path: Path, seen: set[str]) -> list[FieldError]:
+    """A device's, a request's or a subrequest's name: a DNS label (required), not one of
+    ``seen`` (the names before it in its list), which it then joins."""
+    errs = validate_device_name(name, path)
+    if name in seen:
+        errs.append(field.duplicate(str(path), name))
+    seen.add(name)
+    return errs
+
+
+def validate_binding_condition_pair(
+    conditions: Sequence[str],
+    failure_conditions: Sequence[str],
+    path: Path,
+    *,
+    overlap: str,
+    failure_needed: str,
+    conditions_needed: str,
+) -> list[FieldError]:
+    """Binding and binding failure conditions side by side: none in both lists, and both lists
+    set or neither. The wording is the caller's (upstream words a slice's and a claim's rules
+    differently)."""
+    errs: list[FieldError] = []
+    failure_path = path.child("bindingFailureConditions")
+    known = set(conditions)
+    for i, value in enumerate(failure_conditions):
+        if value in known:
+            errs.append(field.invalid(str(failure_path.index(i)), value, overlap))
+    if conditions and not failure_conditions:
+        errs.append(field.required(str(failure_path), failure_needed))
+    if failure_conditions and not conditions:
+        errs.append(field.required(str(path.child("bindingConditions")), conditions_needed))
+    return errs
+
+
+def validate_device_filter(
+    driver: str | None, pool: str | None, device: str | None, path: Path
+) -> list[FieldError]:
+    """The optional driver, pool and device names a filter matches devices by (a
+    DeviceTaintRule's selector, a ResourceSlicePatch's filter): each checked when set."""
+    errs: list[FieldError] = []
+    if driver is not None:
+        errs += validate_driver_name(driver, path.child("driver"))
+    if pool is not None:
+        errs += validate_pool_name(pool, path.child("pool"))
+    if device is not None:
+        errs += validate_device_name(device, path.child("device"))
+    return errs
 
 
 WELL_KNOWN_NAMES = frozenset({NEEDS_ATTACHING})
@@ -101,10 +157,7 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
         if require_domain:
             return [field.required(str(path), "the domain must be set")]
         ident = parts[0]
-        return [
-            field.invalid(str(path), name, e)
-            for e in c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH)
-        ]
+        return field.invalid_each(path, name, c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH))
     domain, ident = parts
     errs: list[FieldError] = []
     if not domain:
@@ -112,10 +165,8 @@ def validate_qualified_name(name: str, path: Path, *, require_domain: bool) -> l
     elif len(domain) > DEVICE_MAX_DOMAIN_LENGTH:
         errs.append(field.too_long(str(path), DEVICE_MAX_DOMAIN_LENGTH))
     else:
-        errs += [field.invalid(str(path), name, e) for e in dns1123_subdomain_errors(domain)]
-    errs += [
-        field.invalid(str(path), name, e) for e in c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH)
-    ]
+        errs += field.invalid_each(path, name, dns1123_subdomain_errors(domain))
+    errs += field.invalid_each(path, name, c_identifier_errors(ident, DEVICE_MAX_ID_LENGTH))
     return errs
 
 
@@ -391,21 +442,29 @@ def validate_selectors(
         if selector.cel is None:
             errs.append(field.required(str(p.child("cel"))))
             continue
-        expr_path = p.child("cel").child("expression")
-        expression = selector.cel.expression
-        if not expression.strip():
-            errs.append(field.required(str(expr_path)))
-        elif len(expression) > CEL_EXPRESSION_MAX_LENGTH:
-            errs.append(field.too_long(str(expr_path), CEL_EXPRESSION_MAX_LENGTH))
-        elif expression not in stored:
-            errs += validate_cel_selector(expression, expr_path)
+        errs += validate_cel_expression(
+            selector.cel.expression,
+            p.child("cel").child("expression"),
+            stored,
+            cel.compile_selector,
+        )
     return errs
 
 
-def validate_cel_selector(expression: str, path: Path) -> list[FieldError]:
-    """Compile a selector and check its estimated cost, with upstream's error texts."""
+def validate_cel_expression(
+    expression: str, path: Path, stored: Collection[str], compile_: Callable[[str], object]
+) -> list[FieldError]:
+    """A CEL expression (a selector, a constraint): required, bounded in length, and unless
+    ``stored`` already holds it, compiled by ``compile_`` with its estimated cost checked,
+    with upstream's error texts."""
+    if not expression.strip():
+        return [field.required(str(path))]
+    if len(expression) > CEL_EXPRESSION_MAX_LENGTH:
+        return [field.too_long(str(path), CEL_EXPRESSION_MAX_LENGTH)]
+    if expression in stored:
+        return []
     try:
-        cel.compile_selector(expression)
+        compile_(expression)
     except cel.CostLimitError:
         return [field.forbidden(str(path), "too complex, exceeds cost limit")]
     except cel.CompileError as e:
@@ -415,17 +474,11 @@ def validate_cel_selector(expression: str, path: Path) -> list[FieldError]:
 
 def validate_taint(taint: DeviceTaint, path: Path) -> list[FieldError]:
     """A device taint: a label-name key (required), a label-value value, a known effect."""
-    errs: list[FieldError] = []
-    kpath = str(path.child("key"))
-    if not taint.key:
-        errs.append(field.required(kpath))
-    else:
-        errs += [field.invalid(kpath, taint.key, e) for e in qualified_name_errors(taint.key)]
+    errs = field.required_name(path.child("key"), taint.key, qualified_name_errors)
     if taint.value is not None:
-        errs += [
-            field.invalid(str(path.child("value")), taint.value, e)
-            for e in label_value_errors(taint.value)
-        ]
+        errs += field.invalid_each(
+            path.child("value"), taint.value, label_value_errors(taint.value)
+        )
     if taint.effect not in TAINT_EFFECTS:
         errs.append(
             field.not_supported(str(path.child("effect")), taint.effect, list(TAINT_EFFECTS))

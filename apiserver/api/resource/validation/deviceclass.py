@@ -41,11 +41,9 @@ def validate_device_class(cls: DeviceClass, old: DeviceClass | None = None) -> l
             field.too_many(str(path.child("config")), len(configs), DEVICE_CLASS_CONFIG_MAX)
         )
     for i, config in enumerate(configs):
-        p = path.child("config").index(i)
-        if config.opaque is None:
-            errs.append(field.required(str(p.child("opaque"))))
-        else:
-            errs += validate_opaque_configuration(config.opaque, p.child("opaque"))
+        errs += validate_opaque_configuration(
+            config.opaque, path.child("config").index(i).child("opaque")
+        )
     if spec.extended_resource_name is not None:
         errs += validate_extended_resource_name(
             spec.extended_resource_name, path.child("extendedResourceName")
@@ -58,9 +56,12 @@ def _expressions(selectors: list[DeviceSelector]) -> set[str]:
 
 
 def validate_opaque_configuration(
-    config: OpaqueDeviceConfiguration, path: Path
+    config: OpaqueDeviceConfiguration | None, path: Path
 ) -> list[FieldError]:
-    """A driver name, and parameters that are a JSON object of at most 10 Ki serialized."""
+    """Required (opaque is the only kind of configuration): a driver name, and parameters
+    that are a JSON object of at most 10 Ki serialized."""
+    if config is None:
+        return [field.required(str(path))]
     errs = validate_driver_name(config.driver, path.child("driver"))
     errs += validate_raw_object(
         config.parameters, path.child("parameters"), OPAQUE_PARAMETERS_MAX_LENGTH
@@ -92,8 +93,5 @@ def validate_extended_resource_name(name: str, path: Path) -> list[FieldError]:
     elif name.startswith(_REQUESTS_PREFIX):
         errs.append(field.invalid(str(path), name, "must not start with 'requests.'"))
     else:
-        errs += [
-            field.invalid(str(path), name, e)
-            for e in qualified_name_errors(_REQUESTS_PREFIX + name)
-        ]
+        errs += field.invalid_each(path, name, qualified_name_errors(_REQUESTS_PREFIX + name))
     return errs

@@ -5,22 +5,15 @@ from __future__ import annotations
 from ... import field
 from ...field import FieldError, Path
 from ...names import dns1123_label_errors, dns1123_subdomain_errors
-from ..devicereservation import CLAIMS_MAX, DEVICES_MAX, DeviceReservation
+from ..allocationreview import CLAIMS_MAX
+from ..devicereservation import DEVICES_MAX, DeviceReservation
 from .device import validate_device_name, validate_driver_name, validate_pool_name
 
 
 def validate_device_reservation(reservation: DeviceReservation) -> list[FieldError]:
     spec = reservation.spec
     path = Path("spec")
-    errs: list[FieldError] = []
-    node = path.child("nodeName")
-    if not spec.node_name:
-        errs.append(field.required(str(node)))
-    else:
-        errs += [
-            field.invalid(str(node), spec.node_name, e)
-            for e in dns1123_subdomain_errors(spec.node_name)
-        ]
+    errs = field.required_name(path.child("nodeName"), spec.node_name, dns1123_subdomain_errors)
     devices = path.child("devices")
     if not spec.devices:
         errs.append(field.required(str(devices), "at least one device must be reserved"))
@@ -47,10 +40,7 @@ def validate_device_reservation(reservation: DeviceReservation) -> list[FieldErr
             ("namespace", claim.namespace, dns1123_label_errors),
             ("name", claim.name, dns1123_subdomain_errors),
         ):
-            if not value:
-                errs.append(field.required(str(at.child(name))))
-            else:
-                errs += [field.invalid(str(at.child(name)), value, e) for e in check(value)]
+            errs += field.required_name(at.child(name), value, check)
     return errs
 
 

@@ -7,7 +7,7 @@ from ... import field
 from ...field import FieldError, Path
 from ...metavalidation import validate_conditions
 from ..devicetaintrule import MAX_CONDITIONS, DeviceTaintRule, DeviceTaintRuleStatus
-from .device import validate_device_name, validate_driver_name, validate_pool_name, validate_taint
+from .device import validate_device_filter, validate_taint
 
 
 def validate_device_taint_rule(rule: DeviceTaintRule) -> list[FieldError]:
@@ -15,13 +15,9 @@ def validate_device_taint_rule(rule: DeviceTaintRule) -> list[FieldError]:
     errs: list[FieldError] = []
     selector = rule.spec.device_selector
     if selector is not None:
-        spath = path.child("deviceSelector")
-        if selector.driver is not None:
-            errs += validate_driver_name(selector.driver, spath.child("driver"))
-        if selector.pool is not None:
-            errs += validate_pool_name(selector.pool, spath.child("pool"))
-        if selector.device is not None:
-            errs += validate_device_name(selector.device, spath.child("device"))
+        errs += validate_device_filter(
+            selector.driver, selector.pool, selector.device, path.child("deviceSelector")
+        )
     errs += validate_taint(rule.spec.taint, path.child("taint"))
     return errs
 

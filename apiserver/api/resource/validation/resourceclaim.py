@@ -54,12 +54,15 @@ from ..resourceclaim import (
     ResourceClaimStatus,
 )
 from .device import (
-    CEL_EXPRESSION_MAX_LENGTH,
+    validate_binding_condition_pair,
+    validate_cel_expression,
+    validate_condition_names,
     validate_device_name,
     validate_driver_name,
     validate_pool_name,
     validate_qualified_name,
     validate_selectors,
+    validate_unique_name,
 )
 from .deviceclass import validate_opaque_configuration, validate_raw_object
 
@@ -147,10 +150,7 @@ def validate_claim_spec(
     names = request_names(spec)
     for i, request in enumerate(requests):
         p = path.child("requests").index(i)
-        errs += _validate_name(request.name, p.child("name"))
-        if request.name in seen:
-            errs.append(field.duplicate(str(p.child("name")), request.name))
-        seen.add(request.name)
+        errs += validate_unique_name(request.name, p.child("name"), seen)
         subrequests = request.first_available or []
         kinds = (request.exactly is not None) + bool(subrequests)
         if kinds == 0:
@@ -181,17 +181,8 @@ def validate_claim_spec(
     for i, config in enumerate(configs):
         p = path.child("config").index(i)
         errs += validate_request_refs(config.requests or [], p.child("requests"), names)
-        if config.opaque is None:
-            errs.append(field.required(str(p.child("opaque"))))
-        else:
-            errs += validate_opaque_configuration(config.opaque, p.child("opaque"))
+        errs += validate_opaque_configuration(config.opaque, p.child("opaque"))
     return errs
-
-
-def _validate_name(name: str, path: Path) -> list[FieldError]:
-    if not name:
-        return [field.required(str(path))]
-    return [field.invalid(str(path), name, e) for e in dns1123_label_errors(name)]
 
 
 def _validate_subrequests(
@@ -204,10 +195,7 @@ def _validate_subrequests(
     seen: set[str] = set()
     for j, sub in enumerate(subrequests):
         p = path.index(j)
-        errs += _validate_name(sub.name, p.child("name"))
-        if sub.name in seen:
-            errs.append(field.duplicate(str(p.child("name")), sub.name))
-        seen.add(sub.name)
+        errs += validate_unique_name(sub.name, p.child("name"), seen)
         errs += _validate_exact_request(sub, p, stored)
     return errs
 
@@ -216,15 +204,9 @@ def _validate_exact_request(
     request: ExactDeviceRequest | DeviceSubRequest, path: Path, stored: Collection[str]
 ) -> list[FieldError]:
     """Rules shared by exact requests and subrequests (which have the same fields but adminAccess)."""
-    errs: list[FieldError] = []
-    class_path = path.child("deviceClassName")
-    if not request.device_class_name:
-        errs.append(field.required(str(class_path)))
-    else:
-        errs += [
-            field.invalid(str(class_path), request.device_class_name, e)
-            for e in dns1123_subdomain_errors(request.device_class_name)
-        ]
+    errs = field.required_name(
+        path.child("deviceClassName"), request.device_class_name, dns1123_subdomain_errors
+    )
     errs += validate_selectors(request.selectors or [], path.child("selectors"), stored=stored)
     mode = request.allocation_mode or "ExactCount"
     count = request.count
@@ -262,10 +244,9 @@ def validate_tolerations(tolerations: list[DeviceToleration], path: Path) -> lis
         p = path.index(i)
         operator = toleration.operator or "Equal"
         if toleration.key:
-            errs += [
-                field.invalid(str(p.child("key")), toleration.key, e)
-                for e in qualified_name_errors(toleration.key)
-            ]
+            errs += field.invalid_each(
+                p.child("key"), toleration.key, qualified_name_errors(toleration.key)
+            )
         elif operator != "Exists":
             errs.append(
                 field.invalid(
@@ -282,10 +263,9 @@ def validate_tolerations(tolerations: list[DeviceToleration], path: Path) -> lis
                     )
                 )
         elif toleration.value:
-            errs += [
-                field.invalid(str(p.child("value")), toleration.value, e)
-                for e in label_value_errors(toleration.value)
-            ]
+            errs += field.invalid_each(
+                p.child("value"), toleration.value, label_value_errors(toleration.value)
+            )
         if toleration.toleration_seconds is not None and toleration.effect != "NoExecute":
             errs.append(
                 field.invalid(
@@ -334,29 +314,14 @@ def _validate_constraint(
             constraint.distinct_attribute, path.child("distinctAttribute"), require_domain=True
         )
     if constraint.cel is not None:
-        errs += _validate_cel_constraint(
-            constraint.cel.expression, path.child("cel").child("expression"), stored
+        # A KEP-5254 constraint over ``devices``.
+        errs += validate_cel_expression(
+            constraint.cel.expression,
+            path.child("cel").child("expression"),
+            stored,
+            cel.compile_constraint,
         )
     return errs
-
-
-def _validate_cel_constraint(
-    expression: str, path: Path, stored: Collection[str]
-) -> list[FieldError]:
-    """Compile a KEP-5254 constraint over ``devices`` and check its estimated cost."""
-    if not expression.strip():
-        return [field.required(str(path))]
-    if len(expression) > CEL_EXPRESSION_MAX_LENGTH:
-        return [field.too_long(str(path), CEL_EXPRESSION_MAX_LENGTH)]
-    if expression in stored:
-        return []
-    try:
-        cel.compile_constraint(expression)
-    except cel.CostLimitError:
-        return [field.forbidden(str(path), "too complex, exceeds cost limit")]
-    except cel.CompileError as e:
-        return [field.invalid(str(path), expression, f"compilation failed: {e.message}")]
-    return []
 
 
 def validate_request_refs(refs: list[str], path: Path, names: set[str]) -> list[FieldError]:
@@ -378,7 +343,7 @@ def validate_request_ref(ref: str, path: Path, names: set[str]) -> list[FieldErr
     parts = ref.split("/")
     if len(parts) > 2:
         return [field.invalid(str(path), ref, REQUEST_REF_DETAIL)]
-    errs = [field.invalid(str(path), ref, e) for part in parts for e in dns1123_label_errors(part)]
+    errs = field.invalid_each(path, ref, (e for part in parts for e in dns1123_label_errors(part)))
     if not errs and ref not in names:
         errs.append(field.invalid(str(path), ref, REQUEST_REF_DETAIL))
     return errs
@@ -455,10 +420,7 @@ def validate_allocation(
         for i, config in enumerate(configs):
             p = dpath.child("config").index(i)
             errs += validate_request_refs(config.requests or [], p.child("requests"), names)
-            if config.opaque is None:
-                errs.append(field.required(str(p.child("opaque"))))
-            else:
-                errs += validate_opaque_configuration(config.opaque, p.child("opaque"))
+            errs += validate_opaque_configuration(config.opaque, p.child("opaque"))
     if allocation.node_selector is not None:
         errs += validate_node_selector(allocation.node_selector, path.child("nodeSelector"))
     return errs
@@ -496,36 +458,15 @@ def _validate_binding_conditions(
         p = path.child(name)
         if len(values) > BINDING_CONDITIONS_MAX:
             errs.append(field.too_many(str(p), len(values), BINDING_CONDITIONS_MAX))
-        seen: set[str] = set()
-        for i, value in enumerate(values):
-            errs += [field.invalid(str(p.index(i)), value, e) for e in qualified_name_errors(value)]
-            if value in seen:
-                errs.append(field.duplicate(str(p.index(i)), value))
-            seen.add(value)
-    overlap = set(conditions)
-    for i, value in enumerate(failure_conditions):
-        if value in overlap:
-            errs.append(
-                field.invalid(
-                    str(path.child("bindingFailureConditions").index(i)),
-                    value,
-                    "must not also be a binding condition",
-                )
-            )
-    if conditions and not failure_conditions:
-        errs.append(
-            field.required(
-                str(path.child("bindingFailureConditions")),
-                "must be set when bindingConditions is set",
-            )
-        )
-    if failure_conditions and not conditions:
-        errs.append(
-            field.required(
-                str(path.child("bindingConditions")),
-                "must be set when bindingFailureConditions is set",
-            )
-        )
+        errs += validate_condition_names(values, p)
+    errs += validate_binding_condition_pair(
+        conditions,
+        failure_conditions,
+        path,
+        overlap="must not also be a binding condition",
+        failure_needed="must be set when bindingConditions is set",
+        conditions_needed="must be set when bindingFailureConditions is set",
+    )
     return errs
 
 
@@ -546,10 +487,9 @@ def _validate_reserved_for(
     for i, ref in enumerate(consumers):
         p = path.index(i)
         if ref.api_group:
-            errs += [
-                field.invalid(str(p.child("apiGroup")), ref.api_group, e)
-                for e in dns1123_subdomain_errors(ref.api_group)
-            ]
+            errs += field.invalid_each(
+                p.child("apiGroup"), ref.api_group, dns1123_subdomain_errors(ref.api_group)
+            )
         for name, value in (("resource", ref.resource), ("name", ref.name), ("uid", ref.uid)):
             if not value:
                 errs.append(field.required(str(p.child(name))))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ... import field
+from ...base import APIModel
 from ...field import FieldError, Path
 from ...metavalidation import validate_conditions
 from ...names import dns1123_label_errors
@@ -28,47 +29,48 @@ def validate_driver_filter(driver: str, path: Path) -> list[FieldError]:
     if not slash:
         return validate_driver_name(driver, path)
     errs = validate_driver_name(domain, path)
-    errs += [field.invalid(str(path), driver, e) for e in dns1123_label_errors(name)]
+    errs += field.invalid_each(path, driver, dns1123_label_errors(name))
     return errs
+
+
+def validate_pool_and_limit(
+    pool_name: str | None, limit: int | None, path: Path
+) -> list[FieldError]:
+    """The spec rules every served version shares (the driver's rule differs): an optional
+    pool name, and a limit between 1 and ``LIMIT_MAX`` when set."""
+    errs: list[FieldError] = []
+    if pool_name is not None:
+        errs += validate_pool_name(pool_name, path.child("poolName"))
+    errs += field.in_range(path.child("limit"), limit, 1, LIMIT_MAX)
+    return errs
+
+
+def validate_spec_unchanged(new: APIModel, old: APIModel) -> list[FieldError]:
+    """The spec is immutable, like a CertificateSigningRequest's, in every served version."""
+    if new != old:
+        return [
+            field.invalid(
+                "spec", new.model_dump(by_alias=True, exclude_none=True), "field is immutable"
+            )
+        ]
+    return []
 
 
 def validate_resource_pool_status_request(request: ResourcePoolStatusRequest) -> list[FieldError]:
     spec = request.spec
     path = Path("spec")
     errs = validate_driver_filter(spec.driver, path.child("driver"))
-    if spec.pool_name is not None:
-        errs += validate_pool_name(spec.pool_name, path.child("poolName"))
-    if spec.limit is not None and not 1 <= spec.limit <= LIMIT_MAX:
-        errs.append(
-            field.invalid(
-                str(path.child("limit")),
-                spec.limit,
-                f"must be between 1 and {LIMIT_MAX}, inclusive",
-            )
-        )
-    ttl = spec.ttl_seconds_after_complete
-    if ttl is not None and not 0 <= ttl <= TTL_MAX:
-        errs.append(
-            field.invalid(
-                str(path.child("ttlSecondsAfterComplete")),
-                ttl,
-                f"must be between 0 and {TTL_MAX}, inclusive",
-            )
-        )
+    errs += validate_pool_and_limit(spec.pool_name, spec.limit, path)
+    errs += field.in_range(
+        path.child("ttlSecondsAfterComplete"), spec.ttl_seconds_after_complete, 0, TTL_MAX
+    )
     return errs
 
 
 def validate_resource_pool_status_request_update(
     new: ResourcePoolStatusRequest, old: ResourcePoolStatusRequest
 ) -> list[FieldError]:
-    """The spec is immutable, like a CertificateSigningRequest's."""
-    if new.spec != old.spec:
-        return [
-            field.invalid(
-                "spec", new.spec.model_dump(by_alias=True, exclude_none=True), "field is immutable"
-            )
-        ]
-    return []
+    return validate_spec_unchanged(new.spec, old.spec)
 
 
 def validate_resource_pool_status_request_status(
@@ -83,24 +85,15 @@ def validate_resource_pool_status_request_status(
         p = path.child("pools").index(i)
         errs += validate_driver_filter(pool.driver, p.child("driver"))
         errs += validate_pool_name(pool.pool_name, p.child("poolName"))
-        for name in (
-            "total_devices",
-            "allocated_devices",
-            "available_devices",
-            "unavailable_devices",
-            "slice_count",
-            "generation",
+        for json_name, value in (
+            ("totalDevices", pool.total_devices),
+            ("allocatedDevices", pool.allocated_devices),
+            ("availableDevices", pool.available_devices),
+            ("unavailableDevices", pool.unavailable_devices),
+            ("sliceCount", pool.slice_count),
+            ("generation", pool.generation),
         ):
-            value = getattr(pool, name)
-            if value < 0:
-                json_name = "".join(
-                    w if j == 0 else w.title() for j, w in enumerate(name.split("_"))
-                )
-                errs.append(
-                    field.invalid(
-                        str(p.child(json_name)), value, "must be greater than or equal to 0"
-                    )
-                )
+            errs += field.at_least(p.child(json_name), value, 0)
     if len(pools) > LIMIT_MAX:
         errs.append(field.too_many(str(path.child("pools")), len(pools), LIMIT_MAX))
     messages = status.validation_errors or []
@@ -117,13 +110,6 @@ def validate_resource_pool_status_request_status(
                     str(path.child("validationErrors").index(i)), VALIDATION_ERROR_MAX_LENGTH
                 )
             )
-    if status.total_matching_pools is not None and status.total_matching_pools < 0:
-        errs.append(
-            field.invalid(
-                str(path.child("totalMatchingPools")),
-                status.total_matching_pools,
-                "must be greater than or equal to 0",
-            )
-        )
+    errs += field.at_least(path.child("totalMatchingPools"), status.total_matching_pools, 0)
     errs += validate_conditions(status.conditions or [], path.child("conditions"))
     return errs

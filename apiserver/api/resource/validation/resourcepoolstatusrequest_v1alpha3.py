@@ -11,7 +11,6 @@ from ... import field
 from ...field import FieldError, Path
 from ...metavalidation import validate_conditions
 from ...names import dns1123_subdomain_errors
-from ..resourcepoolstatusrequest import LIMIT_MAX
 from ..resourcepoolstatusrequest_v1alpha3 import (
     CONDITIONS_MAX,
     POOLS_MAX,
@@ -21,35 +20,23 @@ from ..resourcepoolstatusrequest_v1alpha3 import (
     ResourcePoolStatusRequestStatus,
 )
 from .device import validate_pool_name
+from .resourcepoolstatusrequest import validate_pool_and_limit, validate_spec_unchanged
 
 
 def _long_name_caseless(value: str, path: Path) -> list[FieldError]:
     """``k8s-long-name-caseless``: a DNS subdomain, upper-case letters allowed."""
-    if not value:
-        return [field.required(str(path))]
-    return [field.invalid(str(path), value, e) for e in dns1123_subdomain_errors(value.lower())]
+    return field.required_name(path, value, _subdomain_caseless_errors)
 
 
-def _at_least(value: int | None, minimum: int, path: Path) -> list[FieldError]:
-    if value is None or value >= minimum:
-        return []
-    return [field.invalid(str(path), value, f"must be greater than or equal to {minimum}")]
+def _subdomain_caseless_errors(value: str) -> list[str]:
+    return dns1123_subdomain_errors(value.lower())
 
 
 def validate_request(request: ResourcePoolStatusRequest) -> list[FieldError]:
     spec = request.spec
     path = Path("spec")
     errs = _long_name_caseless(spec.driver, path.child("driver"))
-    if spec.pool_name is not None:
-        errs += validate_pool_name(spec.pool_name, path.child("poolName"))
-    if spec.limit is not None and not 1 <= spec.limit <= LIMIT_MAX:
-        errs.append(
-            field.invalid(
-                str(path.child("limit")),
-                spec.limit,
-                f"must be between 1 and {LIMIT_MAX}, inclusive",
-            )
-        )
+    errs += validate_pool_and_limit(spec.pool_name, spec.limit, path)
     if spec.default_partition_type_attribute is not None:
         errs.append(
             field.forbidden(
@@ -66,32 +53,25 @@ def validate_request_update(
 ) -> list[FieldError]:
     """The spec is immutable. An unchanged spec is not validated again: it was valid when it
     was written, in whichever version it was written."""
-    if new.spec != old.spec:
-        return [
-            field.invalid(
-                "spec", new.spec.model_dump(by_alias=True, exclude_none=True), "field is immutable"
-            )
-        ]
-    return []
+    return validate_spec_unchanged(new.spec, old.spec)
 
 
 def _validate_pool(pool: PoolStatus, path: Path) -> list[FieldError]:
     errs = _long_name_caseless(pool.driver, path.child("driver"))
     errs += validate_pool_name(pool.pool_name, path.child("poolName"))
-    errs += _at_least(pool.generation, 0, path.child("generation"))
-    errs += _at_least(pool.resource_slice_count, 1, path.child("resourceSliceCount"))
+    errs += field.at_least(path.child("generation"), pool.generation, 0)
+    errs += field.at_least(path.child("resourceSliceCount"), pool.resource_slice_count, 1)
     for json_name, value in (
         ("totalDevices", pool.total_devices),
         ("allocatedDevices", pool.allocated_devices),
         ("availableDevices", pool.available_devices),
         ("unavailableDevices", pool.unavailable_devices),
     ):
-        errs += _at_least(value, 0, path.child(json_name))
+        errs += field.at_least(path.child(json_name), value, 0)
     if pool.node_name is not None:
-        errs += [
-            field.invalid(str(path.child("nodeName")), pool.node_name, e)
-            for e in dns1123_subdomain_errors(pool.node_name)
-        ]
+        errs += field.invalid_each(
+            path.child("nodeName"), pool.node_name, dns1123_subdomain_errors(pool.node_name)
+        )
     message = pool.validation_error
     if message is not None and len(message.encode()) > VALIDATION_ERROR_MAX_BYTES:
         errs.append(field.too_long(str(path.child("validationError")), VALIDATION_ERROR_MAX_BYTES))
@@ -105,7 +85,7 @@ def validate_request_status(status: ResourcePoolStatusRequestStatus | None) -> l
     errs: list[FieldError] = []
     if status.pool_count is None:
         errs.append(field.required(str(path.child("poolCount"))))
-    errs += _at_least(status.pool_count, 0, path.child("poolCount"))
+    errs += field.at_least(path.child("poolCount"), status.pool_count, 0)
     pools = status.pools or []
     if len(pools) > POOLS_MAX:
         errs.append(field.too_many(str(path.child("pools")), len(pools), POOLS_MAX))

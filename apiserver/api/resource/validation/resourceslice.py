@@ -68,7 +68,7 @@ from typing import Any, TypeVar
 from ... import field
 from ...core.validation.nodeselector import validate_node_name, validate_node_selector
 from ...field import ErrorType, FieldError, Path
-from ...names import dns1123_label_errors, qualified_name_errors
+from ...names import dns1123_label_errors
 from ..device import Counter, CounterSet, DeviceCounterConsumption
 from ..mixins import merged, sources
 from ..resourceslice import (
@@ -84,10 +84,12 @@ from .device import (
     MAX_TAINTS,
     too_many_attributes_and_capacities,
     validate_attributes_and_capacity,
-    validate_device_name,
+    validate_binding_condition_pair,
+    validate_condition_names,
     validate_driver_name,
     validate_pool_name,
     validate_taint,
+    validate_unique_name,
 )
 
 MAX_DEVICES = 128
@@ -139,12 +141,7 @@ def validate_resource_slice(
 def _validate_pool(spec: ResourceSliceSpec, path: Path) -> list[FieldError]:
     pool = spec.pool
     errs = validate_pool_name(pool.name, path.child("name"))
-    if pool.generation < 0:
-        errs.append(
-            field.invalid(
-                str(path.child("generation")), pool.generation, "must be greater than or equal to 0"
-            )
-        )
+    errs += field.at_least(path.child("generation"), pool.generation, 0)
     if pool.resource_slice_count <= 0:
         errs.append(
             field.invalid(
@@ -158,29 +155,40 @@ def _validate_pool(spec: ResourceSliceSpec, path: Path) -> list[FieldError]:
 
 def _validate_node_selection(spec: ResourceSliceSpec, path: Path) -> list[FieldError]:
     """Exactly one of nodeName, nodeSelector, allNodes and perDeviceNodeSelection."""
-    errs: list[FieldError] = []
     chosen: list[str] = []
-    if spec.node_name is not None:
-        chosen.append("nodeName")
-        errs += validate_node_name(spec.node_name, path.child("nodeName"))
-    if spec.node_selector is not None:
-        chosen.append("nodeSelector")
-        errs += validate_node_selector(
-            spec.node_selector, path.child("nodeSelector"), exactly_one_term=True
-        )
-    for name, value in (
-        ("allNodes", spec.all_nodes),
-        ("perDeviceNodeSelection", spec.per_device_node_selection),
-    ):
-        if value is not None:
-            chosen.append(name)
-            if not value:
-                errs.append(field.invalid(str(path.child(name)), value, "must be true if set"))
+    errs = _validate_node_fields(spec, path, chosen)
+    if spec.per_device_node_selection is not None:
+        chosen.append("perDeviceNodeSelection")
+        errs += _true_if_set(spec.per_device_node_selection, path.child("perDeviceNodeSelection"))
     which = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection`"
     if not chosen:
         errs.append(field.required(str(path), f"{which} is required"))
     errs += _several_set(path, chosen, which)
     return errs
+
+
+def _validate_node_fields(
+    where: ResourceSliceSpec | Device, path: Path, chosen: list[str]
+) -> list[FieldError]:
+    """The node fields a slice and (with per-device node selection) a device share: each one
+    set is checked and its name added to ``chosen``, for the caller's one-of rule."""
+    errs: list[FieldError] = []
+    if where.node_name is not None:
+        chosen.append("nodeName")
+        errs += validate_node_name(where.node_name, path.child("nodeName"))
+    if where.node_selector is not None:
+        chosen.append("nodeSelector")
+        errs += validate_node_selector(
+            where.node_selector, path.child("nodeSelector"), exactly_one_term=True
+        )
+    if where.all_nodes is not None:
+        chosen.append("allNodes")
+        errs += _true_if_set(where.all_nodes, path.child("allNodes"))
+    return errs
+
+
+def _true_if_set(value: bool, path: Path) -> list[FieldError]:
+    return [] if value else [field.invalid(str(path), value, "must be true if set")]
 
 
 def _several_set(path: Path, chosen: list[str], which: str) -> list[FieldError]:
@@ -277,7 +285,7 @@ def _capped(items: Sequence[T], limit: int, path: Path, errs: list[FieldError]) 
 def _validate_counter_names(counters: Mapping[str, Counter] | None, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     for name in counters or {}:
-        errs += [field.invalid(str(path.key(name)), name, e) for e in dns1123_label_errors(name)]
+        errs += field.invalid_each(path.key(name), name, dns1123_label_errors(name))
     return errs
 
 
@@ -306,10 +314,9 @@ def _validate_unique_names(names: Iterable[str], path: Path) -> list[FieldError]
     seen: set[str] = set()
     for i, name in enumerate(names):
         npath = path.index(i).child("name")
+        errs += field.required_name(npath, name, dns1123_label_errors)
         if not name:
-            errs.append(field.required(str(npath)))
             continue
-        errs += [field.invalid(str(npath), name, e) for e in dns1123_label_errors(name)]
         if name in seen:
             errs.append(field.duplicate(str(npath), name))
         seen.add(name)
@@ -435,10 +442,7 @@ def _validate_devices(
     missing = _MissingCounters(mixins.consumptions, sets or {})
     for i, device in enumerate(devices):
         dpath = path.index(i)
-        errs += validate_device_name(device.name, dpath.child("name"))
-        if device.name in seen:
-            errs.append(field.duplicate(str(dpath.child("name")), device.name))
-        seen.add(device.name)
+        errs += validate_unique_name(device.name, dpath.child("name"), seen)
         errs += _validate_device_contents(device, mixins, dpath)
         errs += _validate_consumptions(device, mixins, sets, missing, dpath)
         errs += _validate_device_nodes(device, bool(spec.per_device_node_selection), dpath)
@@ -549,20 +553,8 @@ def _forbidden_request_policies(
 
 def _validate_device_nodes(device: Device, per_device: bool, path: Path) -> list[FieldError]:
     """Per-device node selection: exactly one when the slice asks for it, none otherwise."""
-    errs: list[FieldError] = []
     chosen: list[str] = []
-    if device.node_name is not None:
-        chosen.append("nodeName")
-        errs += validate_node_name(device.node_name, path.child("nodeName"))
-    if device.node_selector is not None:
-        chosen.append("nodeSelector")
-        errs += validate_node_selector(
-            device.node_selector, path.child("nodeSelector"), exactly_one_term=True
-        )
-    if device.all_nodes is not None:
-        chosen.append("allNodes")
-        if not device.all_nodes:
-            errs.append(field.invalid(str(path.child("allNodes")), False, "must be true if set"))
+    errs = _validate_node_fields(device, path, chosen)
     if not per_device:
         return errs + [
             field.forbidden(
@@ -598,37 +590,16 @@ def _validate_binding_conditions(device: Device, path: Path) -> list[FieldError]
         lpath = path.child(name)
         capped = _capped(conditions, limit, lpath, errs)
         checked[name] = capped
-        seen: set[str] = set()
-        for k, condition in enumerate(capped):
-            cpath = str(lpath.index(k))
-            errs += [field.invalid(cpath, condition, e) for e in qualified_name_errors(condition)]
-            if condition in seen:
-                errs.append(field.duplicate(cpath, condition))
-            seen.add(condition)
-    success, failure = checked["bindingConditions"], checked["bindingFailureConditions"]
-    for k, condition in enumerate(failure):
-        if condition in success:
-            errs.append(
-                field.invalid(
-                    str(path.child("bindingFailureConditions").index(k)),
-                    condition,
-                    "must not also be listed in bindingConditions",
-                )
-            )
-    if device.binding_conditions and not device.binding_failure_conditions:
-        errs.append(
-            field.required(
-                str(path.child("bindingFailureConditions")),
-                "bindingFailureConditions are required when bindingConditions are set",
-            )
-        )
-    if device.binding_failure_conditions and not device.binding_conditions:
-        errs.append(
-            field.required(
-                str(path.child("bindingConditions")),
-                "bindingConditions are required when bindingFailureConditions are set",
-            )
-        )
+        errs += validate_condition_names(capped, lpath)
+    # Capped lists: empty exactly when the lists as given are (every cap is above zero).
+    errs += validate_binding_condition_pair(
+        checked["bindingConditions"],
+        checked["bindingFailureConditions"],
+        path,
+        overlap="must not also be listed in bindingConditions",
+        failure_needed="bindingFailureConditions are required when bindingConditions are set",
+        conditions_needed="bindingConditions are required when bindingFailureConditions are set",
+    )
     return errs
 
 

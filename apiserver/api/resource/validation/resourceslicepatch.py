@@ -11,9 +11,7 @@ from ..resourceslicepatch import ResourceSlicePatch, ResourceSlicePatchStatus
 from .device import (
     MAX_TAINTS,
     validate_attributes_and_capacity,
-    validate_device_name,
-    validate_driver_name,
-    validate_pool_name,
+    validate_device_filter,
     validate_selectors,
     validate_taint,
 )
@@ -38,16 +36,12 @@ def validate_resource_slice_patch(
         fpath = path.child("filter")
         flt = devices.filter
         if flt.device_class_name is not None:
-            errs += [
-                field.invalid(str(fpath.child("deviceClassName")), flt.device_class_name, e)
-                for e in dns1123_subdomain_errors(flt.device_class_name)
-            ]
-        if flt.driver is not None:
-            errs += validate_driver_name(flt.driver, fpath.child("driver"))
-        if flt.pool is not None:
-            errs += validate_pool_name(flt.pool, fpath.child("pool"))
-        if flt.device is not None:
-            errs += validate_device_name(flt.device, fpath.child("device"))
+            errs += field.invalid_each(
+                fpath.child("deviceClassName"),
+                flt.device_class_name,
+                dns1123_subdomain_errors(flt.device_class_name),
+            )
+        errs += validate_device_filter(flt.driver, flt.pool, flt.device, fpath)
         errs += validate_selectors(
             flt.selectors or [], fpath.child("selectors"), stored=_selector_expressions(old)
         )
@@ -78,9 +72,6 @@ def validate_resource_slice_patch_status(
         ("observedGeneration", status.observed_generation),
         ("matchedDevices", status.matched_devices),
     ):
-        if value is not None and value < 0:
-            errs.append(
-                field.invalid(str(path.child(name)), value, "must be greater than or equal to 0")
-            )
+        errs += field.at_least(path.child(name), value, 0)
     errs += validate_conditions(status.conditions or [], path.child("conditions"))
     return errs
