@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import uvicorn
@@ -54,6 +54,28 @@ async def _body(request: Request) -> Any:
 
 
 Verb = Callable[[Request], Awaitable[Response]]
+Args = TypeVar("Args")
+
+
+def _parsed(
+    parse: Callable[[Any], Args], refused: Callable[[str], Any]
+) -> Callable[[Callable[[Args], Awaitable[Response]]], Verb]:
+    """The verb called with its parsed arguments; a body the protocol does not allow is a
+    400 carrying ``refused(why)``, the verb's own answer shape."""
+
+    def wrap(verb: Callable[[Args], Awaitable[Response]]) -> Verb:
+        # Not functools.wraps: FastAPI reads the endpoint's signature, which must stay
+        # (request: Request), not the verb's.
+        async def parsed(request: Request) -> Response:
+            try:
+                args = parse(await _body(request))
+            except ProtocolError as err:
+                return _json(refused(str(err)), 400)
+            return await verb(args)
+
+        return parsed
+
+    return wrap
 
 
 def _outcome(response: Response) -> str:
@@ -101,20 +123,14 @@ def build_app(
 
     @app.post("/filter")
     @_counted(metrics, "filter")
-    async def filter_nodes(request: Request) -> Response:
-        try:
-            args = FilterArgs.parse(await _body(request))
-        except ProtocolError as err:
-            return _json(FilterResult(error=str(err)).wire(None), 400)
+    @_parsed(FilterArgs.parse, lambda why: FilterResult(error=why).wire(None))
+    async def filter_nodes(args: FilterArgs) -> Response:
         return _json((await scheduler.filter(args)).wire(args))
 
     @app.post("/prioritize")
     @_counted(metrics, "prioritize")
-    async def prioritize(request: Request) -> Response:
-        try:
-            args = FilterArgs.parse(await _body(request))
-        except ProtocolError as err:
-            return _json({"Error": str(err)}, 400)
+    @_parsed(FilterArgs.parse, lambda why: {"Error": why})
+    async def prioritize(args: FilterArgs) -> Response:
         try:
             scores = await scheduler.prioritize(args)
         except APIError as err:
@@ -123,11 +139,8 @@ def build_app(
 
     @app.post("/bind")
     @_counted(metrics, "bind")
-    async def bind(request: Request) -> Response:
-        try:
-            args = BindArgs.parse(await _body(request))
-        except ProtocolError as err:
-            return _json(bind_result(str(err)), 400)
+    @_parsed(BindArgs.parse, bind_result)
+    async def bind(args: BindArgs) -> Response:
         return _json(bind_result(await binder.bind(args)))
 
     @app.get("/healthz")

@@ -156,14 +156,7 @@ class Scheduler:
         if not claims.names or not args.node_names:
             return FilterResult(fits=list(args.node_names))
         try:
-            status = await review(
-                self.api,
-                self.paths,
-                pod_namespace(args.pod),
-                claims.names,
-                args.node_names,
-                answer=ANSWER_SCORES,
-            )
+            status = await self._scores(args, claims.names)
         except APIError as err:
             return FilterResult(error=f"allocation review failed: {err}")
         result = FilterResult()
@@ -190,15 +183,7 @@ class Scheduler:
         if not claims.names or claims.pending or not args.node_names:
             return {}
         found = self.memory.recall(_pod_key(args.pod), claims.names, args.node_names)
-        status = await review(
-            self.api,
-            self.paths,
-            pod_namespace(args.pod),
-            claims.names,
-            args.node_names,
-            answer=ANSWER_SCORES,
-            known=found.version if found is not None else None,
-        )
+        status = await self._scores(args, claims.names, found.version if found else None)
         if found is not None and status.get("unchanged"):
             self.reused += 1
             entries = found.entries
@@ -209,3 +194,16 @@ class Scheduler:
             for name, e in entries.items()
             if name in args.node_names
         }
+
+    async def _scores(self, args: FilterArgs, claims: list[str], known: str | None = None) -> JSON:
+        """The scores-only review of the pod's claims over the call's nodes."""
+        namespace = pod_namespace(args.pod)
+        return await review(
+            self.api,
+            self.paths,
+            namespace,
+            claims,
+            args.node_names,
+            answer=ANSWER_SCORES,
+            known=known,
+        )
