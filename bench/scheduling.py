@@ -602,10 +602,12 @@ def render(outcome: Outcome, date: str) -> str:
         " move each cycle, so at 2,000 nodes most windows of the run meet nodes whose"
         " candidates the server has not computed yet (the caches that outlive a review are"
         " filled per node as windows reach it); at 100 and 500 nodes they are warm after the"
-        " first pass. A pod costs one scores-only review (filter), one review of no nodes"
-        " (prioritize, when nothing changed) and a bind of six requests (read the pod and its"
-        " claim, a reserving review, the device's attach check, the claim's status, the"
-        " binding), each write of which the next review's catch-up waits for.",
+        " first pass. A pod costs one scores-only review (filter), one more sent with the"
+        " filter's stateVersion (prioritize: answered `unchanged`, without nodes, when nothing"
+        " changed in between, else in full; with binds running something usually has) and a"
+        " bind of five requests (read the pod and its claim, a reserving review whose answer"
+        " lists the devices to attach, the claim's status, the binding), each write of which"
+        " the next review's catch-up waits for.",
         "",
     ]
     return "\n".join(lines)
