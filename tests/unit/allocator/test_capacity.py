@@ -13,8 +13,7 @@ from apiserver.cel.quantity import parse
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, pools_from, summary_of
 from apiserver.toolkit import JSON
-
-from .allocatorcheck import held_devices, valid
+from tests.unit.allocator.check import held_devices, valid
 
 DRIVER = "dra.example.com"
 NODE = Node("node-1", {"region": "r1", "planet": "earth"})

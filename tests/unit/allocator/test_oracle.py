@@ -20,8 +20,7 @@ from apiserver.allocator import Allocator, parse_claim
 from apiserver.api.resource import DeviceID
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, pools_from, summary_of
-
-from .allocatorcheck import brute_force, held_devices, valid
+from tests.unit.allocator.check import brute_force, held_devices, valid
 
 DRIVER = "dra.example.com"
 NODE = Node("n1", {"zone": "a"})

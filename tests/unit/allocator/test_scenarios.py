@@ -1,10 +1,10 @@
-"""The allocator over the scenarios of ``allocator_scenarios/*.yaml``.
+"""The allocator over the scenarios of ``scenarios/*.yaml``.
 
 A scenario gives nodes, DeviceClasses, slices (compact form: ``node``, ``allNodes`` or
 ``nodeSelector``; attributes as plain values), claims already allocated in the cluster,
 reserved devices, the claims to allocate, and per node what to expect: feasible or not;
 when feasible, every answer is checked for validity by an independent checker
-(``allocatorcheck``), plus, where the scenario says so, the devices it must be drawn from,
+(``check``), plus, where the scenario says so, the devices it must be drawn from,
 the devices it must include, the score; when infeasible, substrings the reasons contain.
 The same scenarios run with symmetry reduction and caches turned off: same feasibility.
 """
@@ -21,10 +21,9 @@ from apiserver.allocator import Allocator, NodeResult, parse_claim
 from apiserver.api.resource import DeviceID
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, pools_from
+from tests.unit.allocator.check import held_devices, valid
 
-from .allocatorcheck import held_devices, valid
-
-HERE = Path(__file__).parent / "allocator_scenarios"
+HERE = Path(__file__).parent / "scenarios"
 SCENARIOS = sorted(HERE.glob("*.yaml"))
 DRIVER = "dra.example.com"
 

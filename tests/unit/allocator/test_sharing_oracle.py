@@ -23,8 +23,7 @@ from apiserver.allocator import Allocator, Claim, parse_claim
 from apiserver.api.resource import device_capacities, share
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, Pools, pools_from
-
-from .allocatorcheck import held_devices, valid
+from tests.unit.allocator.check import held_devices, valid
 
 DRIVER = "dra.example.com"
 NODE = Node("n1")

@@ -1,10 +1,10 @@
-"""Upstream's allocator test suite (``upstream_allocator/*.yaml``) through our engine.
+"""Upstream's allocator test suite (``upstream/*.yaml``) through our engine.
 
 Each case builds the pools from its slices and already-allocated devices, asks the engine
 for its claims on its node, and compares with upstream's expectation (``upstream_cases``).
 A case marked ``divergence`` is a strict xfail: it fails the day it starts agreeing, so the
 mark must then be removed. ``anyValid`` cases are checked by the independent checker
-(``allocatorcheck``) instead of by device name. ``test_count_table`` prints the per-area
+(``check``) instead of by device name. ``test_count_table`` prints the per-area
 table of agreeing and divergent cases that the README shows.
 """
 
@@ -19,9 +19,15 @@ import pytest
 from apiserver.allocator import Allocator, parse_claim
 from apiserver.devices import unpatched_states
 from apiserver.pools import Node, pools_from
-
-from .allocatorcheck import held_devices, valid
-from .upstream_cases import NAMESPACE, Case, allocated_claims, load_cases, runnable, verdict
+from tests.unit.allocator.check import held_devices, valid
+from tests.unit.allocator.upstream_cases import (
+    NAMESPACE,
+    Case,
+    allocated_claims,
+    load_cases,
+    runnable,
+    verdict,
+)
 
 CASES = load_cases()
 RUN = runnable(CASES)
@@ -128,7 +134,7 @@ def test_count_table(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_readme_lists_each_deliberate_difference_with_its_upstream_line() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
     deliberate = [c for c in CASES if c.mark("deliberate") is not None]
     assert deliberate
     for case in deliberate:
@@ -137,12 +143,12 @@ def test_readme_lists_each_deliberate_difference_with_its_upstream_line() -> Non
 
 
 def test_readme_table_is_current() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
     assert count_table() in readme
 
 
 def test_readme_lists_each_gate_off_case() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
     for case in CASES:
         if case.mark("gateOff") is not None:
             assert f"`{case.name}`" in readme, case.name

@@ -1,4 +1,4 @@
-"""Upstream's allocator test cases as data (``upstream_allocator/*.yaml``) and how an answer
+"""Upstream's allocator test cases as data (``upstream/*.yaml``) and how an answer
 is compared with what upstream expects; used by the unit runner (the engine) and the e2e
 runner (AllocationReview against a real server).
 
@@ -39,7 +39,7 @@ import yaml
 from apiserver.cel import quantity
 from apiserver.toolkit import JSON
 
-HERE = Path(__file__).parent / "upstream_allocator"
+HERE = Path(__file__).parent / "upstream"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # PyYAML built without libyaml has none
 NAMESPACE = "default"
 

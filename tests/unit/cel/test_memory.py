@@ -20,7 +20,7 @@ import pytest
 from apiserver import cel
 from bench.celbench import CASES, CHOSEN, Case, ExprPythonCallbacks
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EVALUATIONS = 200_000
 BOUND = 3_000_000  # bytes: "a few MB"
 

@@ -32,8 +32,7 @@ from apiserver.sources import StoreSource
 from apiserver.storage.sqlite import SQLiteStore
 from apiserver.toolkit import CoalescingQueue
 from devtools.waiting import eventually, started
-
-from .deviceobjects import DRIVER, device, slice_obj
+from tests.unit.builders import DRIVER, device, slice_obj
 
 WAIT = 10.0
 FAILING = f'device.attributes["{DRIVER}"].model == "a100"'

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from apiserver.devices import Candidate, SelectorFailure, compile_patch, patch_outcome
-
-from .deviceobjects import DRIVER, Setup, class_obj, device, patch_obj, slice_obj, start_view
+from tests.unit.builders import DRIVER, Setup, class_obj, device, patch_obj, slice_obj, start_view
 
 MARK = {f"{DRIVER}/marked": {"bool": True}}
 A100 = f'device.attributes["{DRIVER}"].model == "a100"'

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from apiserver.devices import PatchMark, compile_patch, local_name, merge
-
-from .deviceobjects import (
+from tests.unit.builders import (
     DRIVER,
     NEW,
     NULL,

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from apiserver.devices import DeviceStore, DeviceView, PatchReport, snapshot
 from apiserver.kinds.device import DeviceStrategy
 from apiserver.sources import MemorySource, RevisionClock
-
-from .deviceobjects import NEW, NULL, OLD, class_obj, patch_obj, slice_obj
+from tests.unit.builders import NEW, NULL, OLD, class_obj, patch_obj, slice_obj
 
 GPU, NIC = "gpu.example.com", "nic.example.com"
 POOLS = ("node-1", "node-2")

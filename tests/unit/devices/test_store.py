@@ -19,8 +19,7 @@ from apiserver.storage import (
     StorageUnavailableError,
     WatchEvent,
 )
-
-from .deviceobjects import DRIVER, Setup, device, patch_obj, slice_obj, start_view
+from tests.unit.builders import DRIVER, Setup, device, patch_obj, slice_obj, start_view
 
 STRATEGY = DeviceStrategy.for_group("resource.k8s.io")
 PREFIX = STRATEGY.resource.key_prefix()

@@ -12,8 +12,7 @@ import pytest
 
 from apiserver.devices import DeviceView, PatchesAndRules, device_object_name, rule_as_patch
 from apiserver.sources import MemorySource, RevisionClock
-
-from .deviceobjects import DRIVER, device, patch_obj, slice_obj
+from tests.unit.builders import DRIVER, device, patch_obj, slice_obj
 
 TAINT = {"key": "example.com/broken", "value": "yes", "effect": "NoSchedule"}
 EVICT = {"key": "example.com/gone", "effect": "NoExecute"}

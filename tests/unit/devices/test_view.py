@@ -13,8 +13,7 @@ import pytest
 from apiserver.api.resource import flatten_slice
 from apiserver.devices import Commit, DeviceState, DeviceView, PatchReport, device_object_name
 from apiserver.sources import MemorySource, RevisionClock
-
-from .deviceobjects import (
+from tests.unit.builders import (
     DRIVER,
     NEW,
     NULL,

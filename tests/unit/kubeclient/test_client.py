@@ -1,5 +1,5 @@
 """kubeclient: paged lists, NDJSON watches, typed Status errors, configuration, and the
-reviews' retry schedule, against an in-process collection (tests/unit/fakekube.py)."""
+reviews' retry schedule, against an in-process collection (tests/unit/kubeclient/fakekube.py)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,7 @@ from apiserver.kubeclient import (
     load_kubeconfig,
 )
 from apiserver.toolkit import Backoff
-
-from .fakekube import PATH, FakeKube, status
+from tests.unit.kubeclient.fakekube import PATH, FakeKube, status
 
 
 def _kube(count: int) -> FakeKube:

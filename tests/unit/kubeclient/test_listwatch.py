@@ -1,6 +1,6 @@
 """kubeclient's list-then-watch: a watch resumes from the last resourceVersion seen (an
 event's or a bookmark's), 410 Gone lists again, failures back off with growing waits, and
-a handler can stop the loop — against an in-process collection (tests/unit/fakekube.py)."""
+a handler can stop the loop — against an in-process collection (tests/unit/kubeclient/fakekube.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import pytest
 from apiserver.kubeclient import Collection, ListWatch
 from apiserver.toolkit import JSON, Backoff
 from devtools.waiting import eventually
-
-from .fakekube import PATH, FakeKube
+from tests.unit.kubeclient.fakekube import PATH, FakeKube
 
 log = logging.getLogger("test")
 

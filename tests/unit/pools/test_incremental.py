@@ -18,8 +18,7 @@ from apiserver.api.resource import DeviceID
 from apiserver.devices import DeviceView, unpatched_states
 from apiserver.pools import HeldReservations, Node, PoolIndex, Pools, pools_from
 from apiserver.sources import MemorySource, RevisionClock
-
-from .deviceobjects import DRIVER, class_obj, device, reservation_obj, slice_obj
+from tests.unit.builders import DRIVER, class_obj, device, reservation_obj, slice_obj
 
 WAIT = 10.0
 NODES = [f"n{i}" for i in range(5)]

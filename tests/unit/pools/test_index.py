@@ -11,8 +11,7 @@ from apiserver.api.resource import DeviceID
 from apiserver.devices import DeviceView
 from apiserver.pools import HeldReservations, Node, PoolIndex
 from apiserver.sources import MemorySource, RevisionClock
-
-from .deviceobjects import DRIVER, class_obj, device, patch_obj, reservation_obj, slice_obj
+from tests.unit.builders import DRIVER, class_obj, device, patch_obj, reservation_obj, slice_obj
 
 WAIT = 10.0
 

@@ -22,8 +22,7 @@ from apiserver.pools.names import MAX_NAME, hashed_name, readable_name
 from apiserver.sources import MemorySource, RevisionClock
 from apiserver.storage import EventType, WatchEvent
 from devtools.waiting import eventually
-
-from .deviceobjects import DRIVER, class_obj, device, reservation_obj, slice_obj
+from tests.unit.builders import DRIVER, class_obj, device, reservation_obj, slice_obj
 
 WAIT = 10.0
 RESOURCE = ResourcePoolStrategy.for_group(DRA_GROUP).resource

@@ -10,8 +10,7 @@ from apiserver.api.resource import DeviceID
 from apiserver.pools import HeldReservations, PoolKey
 from apiserver.sources import MemorySource
 from devtools.waiting import eventually
-
-from .deviceobjects import DRIVER, reservation_obj
+from tests.unit.builders import DRIVER, reservation_obj
 
 
 def _at(seconds: float) -> str:

@@ -18,8 +18,7 @@ from apiserver.sources import (
 from apiserver.storage import ListPage, StorageUnavailableError, Store
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.waiting import eventually
-
-from .deviceobjects import device, slice_obj
+from tests.unit.builders import device, slice_obj
 
 PREFIX = "/resource.k8s.io/resourceslices/"
 WAIT = 10.0

@@ -14,8 +14,7 @@ from apiserver.devices import DeviceStore
 from apiserver.kinds.device import DeviceStrategy
 from apiserver.machinery import ComputedResource, ListOptions, parse_field_selector
 from apiserver.storage.computed import ComputedStore
-
-from .deviceobjects import DRIVER, Setup, device, slice_obj, start_view
+from tests.unit.builders import DRIVER, Setup, device, slice_obj, start_view
 
 STRATEGY = DeviceStrategy.for_group("resource.k8s.io")
 Value = tuple[str, str]

@@ -1,7 +1,7 @@
 """Write the translated upstream cases (``translate.py``'s JSON) as our per-area YAML files,
 with the marks this project adds (``MARKS``: divergence, anyValid, rewritten, gateOff).
 
-    python tests/unit/upstream_allocator/organise.py cases.json
+    python tests/unit/allocator/upstream/organise.py cases.json
 
 Run by hand after a translation; the YAML it writes is reviewed and committed, and is what
 the tests read.
@@ -89,7 +89,7 @@ GATES = {
     "listTypeAttributes": "DRAListTypeAttributes",
 }
 
-# What this project adds to a case (the marks are described in tests/unit/upstream_cases.py).
+# What this project adds to a case (the marks are described in tests/unit/allocator/upstream_cases.py).
 MARKS: dict[str, dict[str, str]] = (
     json.loads((HERE / "marks.json").read_text()) if (HERE / "marks.json").exists() else {}
 )

@@ -1,6 +1,6 @@
 """Turn upstream's allocator test tables into our case data (a development aid, run by hand).
 
-    python tests/unit/upstream_allocator/translate.py allocator_testing.go \
+    python tests/unit/allocator/upstream/translate.py allocator_testing.go \
         lexicographical_testing.go > cases.json
 
 Upstream's cases (kubernetes/dynamic-resource-allocation,
