@@ -1,4 +1,6 @@
-"""Slices, patches, classes and reservations as raw JSON, and a device view over in-memory sources."""
+"""What the unit tests build: devices, slices, patches, classes, claims and reservations as raw
+JSON, the allocator's pools over raw slices and its parsed claims, and a device view over
+in-memory sources. One builder a shape, so a test names only what it cares about."""
 
 from __future__ import annotations
 
@@ -6,12 +8,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from apiserver.devices import DeviceView
+from apiserver.allocator import Claim, parse_claim
+from apiserver.api.resource import DeviceID
+from apiserver.devices import DeviceView, unpatched_states
+from apiserver.pools import Pools, pools_from
 from apiserver.sources import MemorySource, RevisionClock
 
 DRIVER = "gpu.example.com"
 OLD = "2026-01-01T00:00:00Z"
 NEW = "2026-01-02T00:00:00Z"
+PLACEMENTS = ("nodeName", "allNodes", "nodeSelector", "perDeviceNodeSelection")
+"""The fields that say which nodes a slice's devices reach (exactly one is set)."""
 
 
 def attrs(**values: Any) -> dict[str, Any]:
@@ -34,22 +41,27 @@ def device(name: str, capacity: dict[str, str] | None = None, **values: Any) -> 
 
 def slice_obj(
     name: str,
-    devices: list[dict[str, Any]],
+    devices: list[dict[str, Any]] | None = None,
     *,
     driver: str = DRIVER,
     pool: str | None = None,
     node: str | None = None,
     generation: int = 1,
+    count: int = 1,
     **spec: Any,
 ) -> dict[str, Any]:
+    """A ResourceSlice of ``pool`` (by default named as the slice) at ``generation``, one of
+    ``count``; on node ``node`` (by default the pool's name) unless ``spec`` places it; no
+    ``devices`` field when ``devices`` is None (a slice of counters only)."""
     pool = pool or name
     body: dict[str, Any] = {
         "driver": driver,
-        "pool": {"name": pool, "generation": generation, "resourceSliceCount": 1},
-        "devices": devices,
+        "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
         **spec,
     }
-    if not any(k in spec for k in ("allNodes", "nodeSelector", "perDeviceNodeSelection")):
+    if devices is not None:
+        body["devices"] = devices
+    if not any(k in spec for k in PLACEMENTS):
         body["nodeName"] = node or pool
     return {
         "apiVersion": "resource.k8s.io/v1",
@@ -133,6 +145,37 @@ def class_obj(name: str, *selectors: str) -> dict[str, Any]:
         "metadata": {"name": name, "uid": f"uid-{name}"},
         "spec": {"selectors": [{"cel": {"expression": e}} for e in selectors]},
     }
+
+
+def pools_of(
+    *slices: dict[str, Any],
+    claims: Iterable[dict[str, Any]] = (),
+    reserved: Iterable[DeviceID] = (),
+) -> Pools:
+    """The allocator's pools over raw slices, their devices as the view has them unpatched."""
+    states = [s for obj in slices for s in unpatched_states(obj)]
+    return pools_from(slices, states, claims, reserved)
+
+
+def wanting(
+    count: int = 1,
+    expression: str | None = None,
+    *,
+    device_class: str = "dev",
+    selector: str | None = None,
+    name: str = "default/c",
+    **devices: Any,
+) -> Claim:
+    """A parsed claim with one request ``r`` for ``count`` devices of ``device_class``: a
+    ``selector`` on the request, a CEL constraint ``expression`` over the devices, and any
+    further ``spec.devices`` fields."""
+    request: dict[str, Any] = {"deviceClassName": device_class, "count": count}
+    if selector is not None:
+        request["selectors"] = [{"cel": {"expression": selector}}]
+    body: dict[str, Any] = {"requests": [{"name": "r", "exactly": request}], **devices}
+    if expression is not None:
+        body["constraints"] = [{"cel": {"expression": expression}}]
+    return parse_claim(name, {"devices": body})
 
 
 NULL = {"null": {}}

@@ -1,5 +1,6 @@
-"""An independent check that an allocation is valid, and a brute-force allocator for tiny
-inputs: every combination of devices, checked one by one.
+"""An independent check that an allocation is valid, a brute-force allocator for tiny
+inputs (every combination of devices, checked one by one), and what two allocators' answers
+are compared on.
 
 Nothing here uses the allocator's search, groups or constraints: only the pools layer (what
 exists, where, what is held) and the CEL layer, so the oracle and the allocator can disagree.
@@ -12,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from apiserver.allocator import Alternative, Claim
+from apiserver.allocator import Alternative, Claim, NodeResult
 from apiserver.cel import (
     EvaluationError,
     compile_constraint,
@@ -321,3 +322,15 @@ def brute_force(
         return False
 
     return solve(0, [])
+
+
+def answer(result: NodeResult) -> tuple[Any, ...]:
+    """What two allocators' answers for one node must agree on: node, feasibility, score,
+    each claim's allocation and the reasons."""
+    return (
+        result.node,
+        result.feasible,
+        result.score,
+        [c.allocation for c in result.claims],
+        result.reasons,
+    )

@@ -5,13 +5,12 @@ when its task is cancelled."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
-from apiserver.allocator import NODE_SHARE, Allocator, Budget, Claim, ReviewBudget, parse_claim
-from apiserver.devices import unpatched_states
-from apiserver.pools import Node, Pools, pools_from
+from apiserver.allocator import NODE_SHARE, Allocator, Budget, ReviewBudget
+from apiserver.pools import Node, Pools
+from tests.unit.builders import pools_of, slice_obj, wanting
 
 DRIVER = "dra.example.com"
 CLASSES = {"dev": {"spec": {}}}
@@ -30,25 +29,8 @@ class FakeClock:
 
 def shared_pool(count: int) -> Pools:
     """One pool that every node reaches, of ``count`` distinct devices."""
-    obj = {
-        "metadata": {"name": "fabric", "uid": "fabric"},
-        "spec": {
-            "driver": DRIVER,
-            "pool": {"name": "fabric", "generation": 1, "resourceSliceCount": 1},
-            "allNodes": True,
-            "devices": [{"name": f"d{i}", "attributes": {"id": {"int": i}}} for i in range(count)],
-        },
-    }
-    return pools_from([obj], unpatched_states(obj))
-
-
-def wanting(count: int, expression: str | None = None) -> Claim:
-    devices: dict[str, Any] = {
-        "requests": [{"name": "r", "exactly": {"deviceClassName": "dev", "count": count}}]
-    }
-    if expression is not None:
-        devices["constraints"] = [{"cel": {"expression": expression}}]
-    return parse_claim("default/c", {"devices": devices})
+    devices = [{"name": f"d{i}", "attributes": {"id": {"int": i}}} for i in range(count)]
+    return pools_of(slice_obj("fabric", devices, driver=DRIVER, allNodes=True))
 
 
 def nodes(count: int) -> list[Node]:

@@ -10,10 +10,11 @@ from typing import Any
 
 from apiserver.allocator import Allocator, NodeResult, parse_claim
 from apiserver.cel.quantity import parse
-from apiserver.devices import unpatched_states
-from apiserver.pools import Node, Pools, pools_from, summary_of
+from apiserver.pools import Node, Pools, summary_of
 from apiserver.toolkit import JSON
+from tests.unit import builders
 from tests.unit.allocator.check import held_devices, valid
+from tests.unit.builders import pools_of
 
 DRIVER = "dra.example.com"
 NODE = Node("node-1", {"region": "r1", "planet": "earth"})
@@ -21,18 +22,8 @@ CLASSES = {"nic": {"spec": {}}}
 
 
 def slice_obj(name: str, devices: list[JSON], pool: str = "pool-1", **where: Any) -> JSON:
-    spec: JSON = {
-        "driver": DRIVER,
-        "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
-        "devices": devices,
-    }
-    spec.update(where or {"nodeName": "node-1"})
-    return {"metadata": {"name": name, "uid": name}, "spec": spec}
-
-
-def pools(*slices: JSON, claims: tuple[JSON, ...] = ()) -> Pools:
-    states = [s for obj in slices for s in unpatched_states(obj)]
-    return pools_from(list(slices), states, claims)
+    """A slice of ``pool`` on node-1, or placed as ``where`` says."""
+    return builders.slice_obj(name, devices, driver=DRIVER, pool=pool, node="node-1", **where)
 
 
 def nic(name: str, bandwidth: str = "10Gi", **extra: Any) -> JSON:
@@ -88,7 +79,7 @@ def nanos(text: str) -> int:
 def test_several_claims_share_a_device_while_its_capacity_lasts() -> None:
     """``with-allocated-capacity-use-remaining``: shares of one device, each with its own
     shareID and the capacity it consumes, until what is left is too little."""
-    shared = pools(slice_obj("s1", [nic("nic-0")]))
+    shared = pools_of(slice_obj("s1", [nic("nic-0")]))
     claims = [claim("a", request(capacity="4Gi")), claim("b", request(capacity="2500Mi"))]
     found = checked(shared, claims, Allocator(shared, CLASSES).allocate(claims, NODE))
     first, second = results(found, 0), results(found, 1)
@@ -99,7 +90,7 @@ def test_several_claims_share_a_device_while_its_capacity_lasts() -> None:
     assert len(ids) == 2
     assert all(str(uuid.UUID(i)) == i for i in ids)
     # 7Gi of 10Gi are consumed once both are stored: 3Gi fit, 4Gi do not.
-    after = pools(
+    after = pools_of(
         slice_obj("s1", [nic("nic-0")]),
         claims=(stored("a", found), {"status": {"allocation": found.claims[1].allocation}}),
     )
@@ -112,7 +103,7 @@ def test_several_claims_share_a_device_while_its_capacity_lasts() -> None:
 
 def test_a_request_without_capacity_consumes_the_default() -> None:
     """``with-policy-without-capacity-request``: the default (1Gi) is consumed."""
-    found = Allocator(pools(slice_obj("s1", [nic("nic-0")])), CLASSES).allocate(
+    found = Allocator(pools_of(slice_obj("s1", [nic("nic-0")])), CLASSES).allocate(
         [claim("a", request())], NODE
     )
     assert results(found)[0]["consumedCapacity"] == {"bandwidth": "1Gi"}
@@ -126,11 +117,11 @@ def test_a_capacity_without_policy_is_taken_whole_when_not_requested() -> None:
         "allowMultipleAllocations": True,
         "capacity": {"memory": {"value": "8Gi"}},
     }
-    found = Allocator(pools(slice_obj("s1", [device])), CLASSES).allocate(
+    found = Allocator(pools_of(slice_obj("s1", [device])), CLASSES).allocate(
         [claim("a", request()), claim("b", request())], NODE
     )
     assert not found.feasible
-    single = Allocator(pools(slice_obj("s1", [device])), CLASSES).allocate(
+    single = Allocator(pools_of(slice_obj("s1", [device])), CLASSES).allocate(
         [claim("a", request())], NODE
     )
     assert results(single)[0]["consumedCapacity"] == {"memory": "8Gi"}
@@ -139,19 +130,19 @@ def test_a_capacity_without_policy_is_taken_whole_when_not_requested() -> None:
 def test_one_request_never_takes_one_device_twice_but_two_requests_may() -> None:
     """``with-subrequest`` and upstream's start location: count 2 needs two devices; two
     requests of one claim may each take a share of the same device."""
-    one = pools(slice_obj("s1", [nic("nic-0")]))
+    one = pools_of(slice_obj("s1", [nic("nic-0")]))
     assert not Allocator(one, CLASSES).allocate([claim("a", request(count=2))], NODE).feasible
     pair = [claim("a", request("req-0", capacity="2Gi"), request("req-1", capacity="2Gi"))]
     both = checked(one, pair, Allocator(one, CLASSES).allocate(pair, NODE))
     assert [r["device"] for r in results(both)] == ["nic-0", "nic-0"]
-    two = pools(slice_obj("s1", [nic("nic-0"), nic("nic-1")]))
+    two = pools_of(slice_obj("s1", [nic("nic-0"), nic("nic-1")]))
     found = Allocator(two, CLASSES).allocate([claim("a", request(count=2))], NODE)
     assert [r["device"] for r in results(found)] == ["nic-0", "nic-1"]
 
 
 def test_the_next_device_serves_when_the_first_has_too_little_left() -> None:
     """``with-allocated-capacity-next-device`` and ``with-multi-allocatable-device-backtrack``."""
-    two = pools(slice_obj("s1", [nic("nic-0", "4Gi"), nic("nic-1", "8Gi")]))
+    two = pools_of(slice_obj("s1", [nic("nic-0", "4Gi"), nic("nic-1", "8Gi")]))
     found = Allocator(two, CLASSES).allocate(
         [claim("a", request(capacity="3Gi")), claim("b", request(capacity="6Gi"))], NODE
     )
@@ -168,7 +159,7 @@ def test_capacity_requests_on_dedicated_devices() -> None:
     """``dedicated-device-with-consumable-capacity-request``: a dedicated device serves a
     request up to its value, without shareID or consumedCapacity, and only once."""
     gpu = {"name": "gpu-0", "capacity": {"memory": {"value": "80Gi"}}}
-    space = pools(slice_obj("s1", [gpu]))
+    space = pools_of(slice_obj("s1", [gpu]))
     big = {
         "name": "req-0",
         "exactly": {"deviceClassName": "nic", "capacity": {"requests": {"memory": "1Ti"}}},
@@ -191,7 +182,7 @@ def test_a_capacity_the_device_lacks_excludes_it() -> None:
         "name": "req-0",
         "exactly": {"deviceClassName": "nic", "capacity": {"requests": {"queues": "1"}}},
     }
-    result = Allocator(pools(slice_obj("s1", [nic("nic-0")])), CLASSES).allocate(
+    result = Allocator(pools_of(slice_obj("s1", [nic("nic-0")])), CLASSES).allocate(
         [claim("a", asks)], NODE
     )
     assert not result.feasible
@@ -211,13 +202,13 @@ def test_a_device_allocated_whole_is_not_shared() -> None:
             }
         }
     }
-    taken = pools(slice_obj("s1", [nic("nic-0")]), claims=(dedicated,))
+    taken = pools_of(slice_obj("s1", [nic("nic-0")]), claims=(dedicated,))
     assert not Allocator(taken, CLASSES).allocate([claim("a", request())], NODE).feasible
 
 
 def test_all_mode_leaves_out_devices_without_enough_capacity() -> None:
     """``allocation-mode-all-filter-out-insufficient-capacity``."""
-    space = pools(slice_obj("s1", [nic("nic-0", "2Gi"), nic("nic-1", "8Gi")]))
+    space = pools_of(slice_obj("s1", [nic("nic-0", "2Gi"), nic("nic-1", "8Gi")]))
     every = {
         "name": "req-0",
         "exactly": {
@@ -253,7 +244,7 @@ def test_counters_of_a_shared_device_are_consumed_once() -> None:
             ],
         },
     }
-    space = pools(halves)
+    space = pools_of(halves)
     nics = {
         "nic": {"spec": {"selectors": [{"cel": {"expression": "device.allowMultipleAllocations"}}]}}
     }
@@ -262,7 +253,7 @@ def test_counters_of_a_shared_device_are_consumed_once() -> None:
     assert shares.feasible  # three shares, counters taken once
     assert allocator.used == {k: 0 for k in allocator.used}  # all given back after the search
     stored_share = {"status": {"allocation": shares.claims[0].allocation}}
-    after = Allocator(pools(halves, claims=(stored_share,)), {"nic": {"spec": {}}})
+    after = Allocator(pools_of(halves, claims=(stored_share,)), {"nic": {"spec": {}}})
     whole = {
         "name": "req-0",
         "exactly": {
@@ -276,12 +267,12 @@ def test_counters_of_a_shared_device_are_consumed_once() -> None:
 
 def test_pool_status_counts_a_shared_device_once_as_allocated() -> None:
     """A device with shares counts once, as allocated; one without is available."""
-    space = pools(slice_obj("s1", [nic("nic-0"), nic("nic-1")]))
+    space = pools_of(slice_obj("s1", [nic("nic-0"), nic("nic-1")]))
     found = Allocator(space, CLASSES).allocate(
         [claim("a", request(capacity="2Gi")), claim("b", request(capacity="2Gi"))], NODE
     )
     claims = tuple({"status": {"allocation": c.allocation}} for c in found.claims)
-    after = pools(slice_obj("s1", [nic("nic-0"), nic("nic-1")]), claims=claims)
+    after = pools_of(slice_obj("s1", [nic("nic-0"), nic("nic-1")]), claims=claims)
     state = after.states[(DRIVER, "pool-1")]
     assert state.shared["nic-0"]["bandwidth"] == nanos("4Gi")
     summary = summary_of(state.gathered, state.allocated | state.reserved | state.shared.keys())
@@ -301,7 +292,7 @@ def bound(name: str) -> JSON:
 
 def test_pools_with_binding_conditions_are_tried_last() -> None:
     """``lexicographical-sorting-pools-with-binding-conditions``."""
-    space = pools(
+    space = pools_of(
         slice_obj("slice-1", [bound("device-1")], pool="pool-1"),
         slice_obj("slice-3", [{"name": "device-3"}], pool="pool-3"),
         slice_obj("slice-2", [{"name": "device-2"}], pool="pool-2"),
@@ -317,7 +308,7 @@ def test_within_a_pool_the_device_order_stands() -> None:
     """``lexicographical-sorting-slices-with-binding-conditions``: one pool; its device with
     binding conditions comes first, as its slice does, and its conditions are copied."""
     space = Pools(
-        pools(
+        pools_of(
             {
                 **slice_obj("slice-1", [bound("device-1")]),
                 "spec": {
@@ -364,7 +355,7 @@ def selected(key: str, value: str) -> JSON:
 def test_the_node_selector_is_one_term_anding_every_device() -> None:
     """``network-attached-device`` / ``local-and-network-attached-devices``: devices behind
     two different selectors need a node that both select: one term with both requirements."""
-    space = pools(
+    space = pools_of(
         slice_obj(
             "a", [{"name": "device-1"}], pool="pool-a", nodeSelector=selected("region", "r1")
         ),
@@ -387,7 +378,7 @@ def test_the_node_selector_is_one_term_anding_every_device() -> None:
         ]
     }
     # the same requirement from two devices is written once
-    same = pools(
+    same = pools_of(
         slice_obj(
             "a",
             [{"name": "device-1"}, {"name": "device-2"}],
@@ -404,12 +395,12 @@ def test_the_node_selector_is_one_term_anding_every_device() -> None:
 def test_all_nodes_devices_need_no_selector_and_a_local_device_pins() -> None:
     """``many-network-attached-devices`` with allNodes: usable everywhere; a node-local or
     ``bindsToNode`` device pins the allocation to the node (``node-restriction``)."""
-    everywhere = pools(slice_obj("c", [{"name": "device-3"}], pool="pool-c", allNodes=True))
+    everywhere = pools_of(slice_obj("c", [{"name": "device-3"}], pool="pool-c", allNodes=True))
     found = Allocator(everywhere, CLASSES).allocate([claim("a", request())], NODE)
     allocation = found.claims[0].allocation
     assert allocation is not None
     assert "nodeSelector" not in allocation
-    binds = pools(
+    binds = pools_of(
         slice_obj(
             "c",
             [{"name": "device-1", "bindsToNode": True}],
@@ -436,7 +427,7 @@ def test_per_device_node_selection_ands_each_device_selector() -> None:
         ],
         perDeviceNodeSelection=True,
     )
-    found = Allocator(pools(per_device), CLASSES).allocate([claim("a", request(count=2))], NODE)
+    found = Allocator(pools_of(per_device), CLASSES).allocate([claim("a", request(count=2))], NODE)
     allocation = found.claims[0].allocation
     assert allocation is not None
     terms = allocation["nodeSelector"]["nodeSelectorTerms"]
@@ -454,7 +445,7 @@ def test_a_zero_default_shares_without_limit_and_forbids_other_amounts() -> None
             "capacity-0": {"value": "1", "requestPolicy": {"default": "0", "validValues": ["0"]}}
         },
     }
-    space = pools(slice_obj("s1", [device]))
+    space = pools_of(slice_obj("s1", [device]))
     two = [claim("a", request()), claim("b", request())]
     found = checked(space, two, Allocator(space, CLASSES).allocate(two, NODE))
     assert [results(found, i)[0]["consumedCapacity"] for i in (0, 1)] == [{"capacity-0": "0"}] * 2
@@ -468,14 +459,14 @@ def test_a_zero_default_shares_without_limit_and_forbids_other_amounts() -> None
 def test_an_allocated_claim_in_the_same_review_keeps_its_share_and_leaves_the_rest() -> None:
     """A review of a stored claim holding a share of a device, beside a new claim: the
     stored share counts once (from the pools), and the new claim may share the device."""
-    space = pools(slice_obj("s1", [nic("nic-0")]))
+    space = pools_of(slice_obj("s1", [nic("nic-0")]))
     first = Allocator(space, CLASSES).allocate([claim("a", request(capacity="6Gi"))], NODE)
     holder = {
         "metadata": {"name": "a", "namespace": "default"},
         "spec": {"devices": {"requests": [request(capacity="6Gi")]}},
         "status": {"allocation": first.claims[0].allocation},
     }
-    after = pools(slice_obj("s1", [nic("nic-0")]), claims=(holder,))
+    after = pools_of(slice_obj("s1", [nic("nic-0")]), claims=(holder,))
     both = [parse_claim("default/a", holder), claim("b", request(capacity="4Gi"))]
     found = Allocator(after, CLASSES).allocate(both, NODE)
     assert found.feasible, found.reasons
@@ -493,7 +484,7 @@ def test_many_network_attached_devices_make_one_term() -> None:
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}
         ]
     }
-    space = pools(
+    space = pools_of(
         slice_obj(
             "s1", [{"name": "device-1"}], pool="pool-1", nodeSelector=selected("region", "r1")
         ),
@@ -540,8 +531,8 @@ def test_distinct_attribute_across_shares() -> None:
         }
         return Allocator(space, CLASSES).allocate([parse_claim("a", spec)], NODE)
 
-    assert not both(pools(slice_obj("s1", [labelled("device-1", "v1")]))).feasible
-    two = both(pools(slice_obj("s1", [labelled("device-1", "v1"), labelled("device-2", "v2")])))
+    assert not both(pools_of(slice_obj("s1", [labelled("device-1", "v1")]))).feasible
+    two = both(pools_of(slice_obj("s1", [labelled("device-1", "v1"), labelled("device-2", "v2")])))
     assert [r["device"] for r in results(two)] == ["device-1", "device-2"]
 
 
@@ -578,19 +569,19 @@ def test_all_mode_and_capacity_in_use() -> None:
     """``allocation-mode-all-in-use-sufficient`` / ``-in-use-insufficient`` /
     ``-allocating-insufficient``: stored shares leave a device out of "all" when too little
     is left; a share taken earlier in the same claim does not (and then All fails)."""
-    sufficient = pools(
+    sufficient = pools_of(
         slice_obj("s1", [_plain("device-1", "2"), _plain("device-2", "1")]),
         claims=(_stored_share("device-1", "1"),),
     )
     found = Allocator(sufficient, CLASSES).allocate([claim("a", _every("req-0", "1"))], NODE)
     assert [r["device"] for r in results(found)] == ["device-1", "device-2"]
-    insufficient = pools(
+    insufficient = pools_of(
         slice_obj("s1", [_plain("device-1", "1"), _plain("device-2", "1")]),
         claims=(_stored_share("device-1", "1"),),
     )
     found = Allocator(insufficient, CLASSES).allocate([claim("a", _every("req-0", "1"))], NODE)
     assert [r["device"] for r in results(found)] == ["device-2"]
-    allocating = pools(slice_obj("s1", [_plain("device-1", "1"), _plain("device-2", "1")]))
+    allocating = pools_of(slice_obj("s1", [_plain("device-1", "1"), _plain("device-2", "1")]))
     one = {
         "name": "req-0",
         "exactly": {"deviceClassName": "nic", "capacity": {"requests": {"capacity-0": "1"}}},

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from apiserver.allocator import Allocator, Budget, Claim, parse_claim
+from apiserver.allocator import Allocator, Budget, parse_claim
 from apiserver.api.resource import DeviceID
-from apiserver.devices import unpatched_states
-from apiserver.pools import Node, Pools, pools_from
+from apiserver.pools import Node, Pools
+from tests.unit.builders import pools_of, slice_obj, wanting
 
 DRIVER = "dra.example.com"
 NODE = Node("n1")
@@ -17,29 +17,11 @@ CLASSES = {"dev": {"spec": {}}}
 
 
 def pools(*devices: dict[str, Any]) -> Pools:
-    obj = {
-        "metadata": {"name": "n1", "uid": "n1"},
-        "spec": {
-            "driver": DRIVER,
-            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-            "nodeName": "n1",
-            "devices": list(devices),
-        },
-    }
-    return pools_from([obj], unpatched_states(obj))
+    return pools_of(slice_obj("n1", list(devices), driver=DRIVER))
 
 
 def numbered(count: int, **extra: Any) -> list[dict[str, Any]]:
     return [{"name": f"d{i}", "attributes": {"id": {"int": i}}, **extra} for i in range(count)]
-
-
-def wanting(count: int, expression: str | None = None) -> Claim:
-    devices: dict[str, Any] = {
-        "requests": [{"name": "r", "exactly": {"deviceClassName": "dev", "count": count}}]
-    }
-    if expression is not None:
-        devices["constraints"] = [{"cel": {"expression": expression}}]
-    return parse_claim("default/c", {"devices": devices})
 
 
 SUM = f"devices.map(d, d.attributes['{DRIVER}'].id).sum() == 52"
@@ -100,19 +82,9 @@ def test_a_gave_up_search_leaves_no_counters_behind() -> None:
     halves = numbered(
         8, consumesCounters=[{"counterSet": "mem", "counters": {"gb": {"value": "1"}}}]
     )
-    obj = {
-        "metadata": {"name": "n1", "uid": "n1"},
-        "spec": {
-            "driver": DRIVER,
-            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-            "nodeName": "n1",
-            "sharedCounters": [{"name": "mem", "counters": {"gb": {"value": "8"}}}],
-            "devices": halves,
-        },
-    }
-    allocator = Allocator(
-        pools_from([obj], unpatched_states(obj)), CLASSES, budget=Budget(steps=20, chunk=10)
-    )
+    counters = [{"name": "mem", "counters": {"gb": {"value": "8"}}}]
+    obj = slice_obj("n1", halves, driver=DRIVER, sharedCounters=counters)
+    allocator = Allocator(pools_of(obj), CLASSES, budget=Budget(steps=20, chunk=10))
     expression = f"devices.map(d, d.attributes['{DRIVER}'].id).sum() == 100"
     assert not allocator.allocate([wanting(4, expression)], NODE).feasible
     assert allocator.allocate([wanting(8)], NODE).feasible  # every counter is free again

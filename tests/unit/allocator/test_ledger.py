@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.allocator import Allocator, SharedCaches, parse_claim
+from apiserver.allocator import Allocator, SharedCaches
 from apiserver.allocator import reasons as codes
 from apiserver.api.resource import DeviceID
-from apiserver.devices import unpatched_states
-from apiserver.pools import Node, Pools, pools_from
+from apiserver.pools import Node, Pools
 from apiserver.toolkit import JSON
+from tests.unit.builders import pools_of, slice_obj, wanting
 
 DRIVER = "dra.example.com"
 NODES = [Node(f"n{i}", {}) for i in range(3)]
@@ -19,25 +19,7 @@ CLASSES = {"dev": {"metadata": {"name": "dev", "uid": "u", "resourceVersion": "1
 
 
 def _pools(devices: list[JSON], **extra: Any) -> Pools:
-    slices = [
-        {
-            "metadata": {"name": node.name, "uid": node.name},
-            "spec": {
-                "driver": DRIVER,
-                "pool": {"name": node.name, "generation": 1, "resourceSliceCount": 1},
-                "nodeName": node.name,
-                "devices": devices,
-                **extra,
-            },
-        }
-        for node in NODES
-    ]
-    return pools_from(slices, [s for obj in slices for s in unpatched_states(obj)])
-
-
-def _claim(count: int) -> Any:
-    request = {"name": "r", "exactly": {"deviceClassName": "dev", "count": count}}
-    return parse_claim("ns/c", {"devices": {"requests": [request]}})
+    return pools_of(*(slice_obj(node.name, devices, driver=DRIVER, **extra) for node in NODES))
 
 
 def _devices(result: Any) -> list[DeviceID]:
@@ -49,10 +31,10 @@ async def test_a_review_from_free_candidates_never_makes_the_books() -> None:
     shared = SharedCaches.for_inputs(None, pools, CLASSES)
     first = Allocator(pools, CLASSES)
     shared.attach(first)
-    answers = await first.review([_claim(1)], NODES)
+    answers = await first.review([wanting(1)], NODES)
     again = Allocator(pools, CLASSES)
     shared.attach(again)
-    cached = await again.review([_claim(1)], NODES)
+    cached = await again.review([wanting(1)], NODES)
     assert [r.feasible for r in cached] == [True] * len(NODES)
     assert [_devices(r) for r in cached] == [_devices(r) for r in answers]
     assert not first.ledger.made
@@ -61,7 +43,7 @@ async def test_a_review_from_free_candidates_never_makes_the_books() -> None:
     taken = _devices(cached[0])[0]
     again.hold([taken])
     assert not again.ledger.made  # noted, taken when the books are made
-    after = await again.review([_claim(1)], NODES)
+    after = await again.review([wanting(1)], NODES)
     assert again.ledger.made  # the held device's pool needs them
     assert taken in again.held
     assert after[0].feasible
@@ -87,12 +69,12 @@ def test_holding_before_the_books_are_made_counts_as_holding_after() -> None:
     assert early.held == late.held == fresh.held | {device}
     assert early.used == late.used
     assert early.used != fresh.used  # the held device's counters count as consumed
-    infeasible = early.allocate([_claim(2)], NODES[0])
+    infeasible = early.allocate([wanting(2)], NODES[0])
     assert not infeasible.feasible
     assert codes.COUNTERS_EXHAUSTED in {r.code for r in infeasible.explanations}
-    assert early.allocate([_claim(1)], NODES[0]).feasible
+    assert early.allocate([wanting(1)], NODES[0]).feasible
 
     early.release([device])
     assert early.held == fresh.held
     assert early.used == fresh.used
-    assert early.allocate([_claim(2)], NODES[0]).feasible
+    assert early.allocate([wanting(2)], NODES[0]).feasible

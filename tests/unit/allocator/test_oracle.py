@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from apiserver.allocator import Allocator, parse_claim
 from apiserver.api.resource import DeviceID
-from apiserver.devices import unpatched_states
-from apiserver.pools import Node, pools_from, summary_of
+from apiserver.pools import Node, summary_of
 from tests.unit.allocator.check import brute_force, held_devices, valid
+from tests.unit.builders import pools_of
 
 DRIVER = "dra.example.com"
 NODE = Node("n1", {"zone": "a"})
@@ -159,8 +159,7 @@ def claims(draw: Any) -> list[dict[str, Any]]:
 
 
 def build(cluster: dict[str, Any]) -> Any:
-    states = [s for obj in cluster["slices"] for s in unpatched_states(obj)]
-    return pools_from(cluster["slices"], states, cluster["allocated"], cluster["reserved"])
+    return pools_of(*cluster["slices"], claims=cluster["allocated"], reserved=cluster["reserved"])
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -19,9 +19,9 @@ import yaml
 
 from apiserver.allocator import Allocator, NodeResult, parse_claim
 from apiserver.api.resource import DeviceID
-from apiserver.devices import unpatched_states
-from apiserver.pools import Node, Pools, pools_from
+from apiserver.pools import Node, Pools
 from tests.unit.allocator.check import held_devices, valid
+from tests.unit.builders import pools_of
 
 HERE = Path(__file__).parent / "scenarios"
 SCENARIOS = sorted(HERE.glob("*.yaml"))
@@ -98,11 +98,9 @@ class Scenario:
         raw = yaml.safe_load(path.read_text())
         self.raw = raw
         slices = [slice_obj(s) for s in raw.get("slices", ())]
-        states = [s for obj in slices for s in unpatched_states(obj)]
         self.reserved = [device_id(d) for d in raw.get("reserved", ())]
-        self.pools: Pools = pools_from(
-            slices, states, [allocated_claim(c) for c in raw.get("allocated", ())], self.reserved
-        )
+        allocated = [allocated_claim(c) for c in raw.get("allocated", ())]
+        self.pools: Pools = pools_of(*slices, claims=allocated, reserved=self.reserved)
         self.classes = {c["name"]: class_obj(c) for c in raw.get("classes", ())}
         self.nodes = {n["name"]: Node(n["name"], n.get("labels", {})) for n in raw["nodes"]}
         self.claims = [parse_claim(c["name"], c) for c in raw["claims"]]

@@ -13,8 +13,9 @@ import pytest
 from apiserver.allocator import Allocator, SharedCaches, parse_claim
 from apiserver.allocator.claims import Claim
 from apiserver.api.resource import DeviceID
-from apiserver.devices import unpatched_states
-from apiserver.pools import Node, Pools, PoolState, pools_from
+from apiserver.pools import Node, Pools, PoolState
+from tests.unit.allocator.check import answer
+from tests.unit.builders import pools_of, slice_obj
 
 DRIVER = "dra.example.com"
 NODES = [Node(f"n{i}", {"zone": "a" if i % 2 else "b"}) for i in range(4)]
@@ -40,22 +41,15 @@ def _slices(rng: random.Random, version: int) -> list[dict[str, Any]]:
     ]
     out.append(("fabric", {"allNodes": True}, fabric))
     return [
-        {
-            "metadata": {"name": f"{pool}-v{version}", "uid": f"{pool}-v{version}"},
-            "spec": {
-                "driver": DRIVER,
-                "pool": {"name": pool, "generation": version, "resourceSliceCount": 1},
-                **where,
-                "devices": devices,
-            },
-        }
+        slice_obj(
+            f"{pool}-v{version}", devices, driver=DRIVER, pool=pool, generation=version, **where
+        )
         for pool, where, devices in out
     ]
 
 
 def _base(rng: random.Random, version: int) -> Pools:
-    slices = _slices(rng, version)
-    return pools_from(slices, [s for obj in slices for s in unpatched_states(obj)])
+    return pools_of(*_slices(rng, version))
 
 
 def _classes(version: int) -> dict[str, Any]:
@@ -136,16 +130,6 @@ def _held(
     return Pools(states, previous), reserved
 
 
-def _answer(result: Any) -> tuple[Any, ...]:
-    return (
-        result.node,
-        result.feasible,
-        result.score,
-        [c.allocation for c in result.claims],
-        result.reasons,
-    )
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_shared_caches_answer_as_a_fresh_allocator(seed: int) -> None:
     rng = random.Random(seed)
@@ -175,7 +159,7 @@ def test_shared_caches_answer_as_a_fresh_allocator(seed: int) -> None:
         scratch = Pools(pools.states.values())  # nothing reused
         for node in rng.sample(NODES, 3):
             fresh = Allocator(scratch, classes, reserved=reserved)
-            assert _answer(incremental.allocate(claims, node)) == _answer(
+            assert answer(incremental.allocate(claims, node)) == answer(
                 fresh.allocate(claims, node)
             )
     assert kept > 0  # the caches did live across reviews

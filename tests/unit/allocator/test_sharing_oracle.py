@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from apiserver.allocator import Allocator, Claim, parse_claim
 from apiserver.api.resource import device_capacities, share
-from apiserver.devices import unpatched_states
-from apiserver.pools import Node, Pools, pools_from
+from apiserver.pools import Node, Pools
 from tests.unit.allocator.check import held_devices, valid
+from tests.unit.builders import pools_of, slice_obj
 
 DRIVER = "dra.example.com"
 NODE = Node("n1")
@@ -68,15 +68,7 @@ def clusters(draw: Any) -> dict[str, Any]:
                     }
                 )
         raw.append(entry)
-    obj = {
-        "metadata": {"name": "n1", "uid": "n1"},
-        "spec": {
-            "driver": DRIVER,
-            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-            "nodeName": "n1",
-            "devices": raw,
-        },
-    }
+    obj = slice_obj("n1", raw, driver=DRIVER)
     claim = {"status": {"allocation": {"devices": {"results": stored}}}}
     return {"slices": [obj], "allocated": [claim]}
 
@@ -97,8 +89,7 @@ def claims(draw: Any) -> list[dict[str, Any]]:
 
 
 def build(cluster: dict[str, Any]) -> Pools:
-    states = [s for obj in cluster["slices"] for s in unpatched_states(obj)]
-    return pools_from(cluster["slices"], states, cluster["allocated"])
+    return pools_of(*cluster["slices"], claims=cluster["allocated"])
 
 
 def _assignments(claims: list[Claim], devices: list[str]) -> Iterator[list[tuple[Any, str]]]:

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from apiserver.allocator import Allocator, parse_claim
-from apiserver.devices import unpatched_states
-from apiserver.pools import Node, pools_from
+from apiserver.pools import Node
 from tests.unit.allocator.check import held_devices, valid
 from tests.unit.allocator.upstream_cases import (
     NAMESPACE,
@@ -28,6 +27,7 @@ from tests.unit.allocator.upstream_cases import (
     runnable,
     verdict,
 )
+from tests.unit.builders import pools_of
 
 CASES = load_cases()
 RUN = runnable(CASES)
@@ -51,8 +51,7 @@ def engine_verdict(case: Case, **options: bool) -> str | None:
     for i, obj in enumerate(raw["slices"]):
         obj = {**obj, "metadata": {**obj["metadata"], "uid": f"uid-{i}"}}
         slices.append(obj)
-    states = [s for obj in slices for s in unpatched_states(obj)]
-    pools = pools_from(slices, states, list(allocated_claims(case)))
+    pools = pools_of(*slices, claims=list(allocated_claims(case)))
     classes = {c["metadata"]["name"]: c for c in raw["classes"]}
     node = Node(raw["node"]["name"], raw["node"]["labels"])
     claims = [parse_claim(f"{NAMESPACE}/{c['metadata']['name']}", c) for c in raw["claims"]]

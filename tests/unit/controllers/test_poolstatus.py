@@ -32,6 +32,7 @@ from apiserver.sources import MemorySource, Source, object_key, object_revision
 from apiserver.storage.sqlite import SQLiteStore
 from apiserver.toolkit import MERGE_PATCH
 from devtools.waiting import eventually
+from tests.unit import builders
 
 GROUP = "resource.k8s.io"
 GPU = "gpu.example.com"
@@ -39,28 +40,9 @@ NIC = "nic.example.com"
 PROCESSED = "resourcepoolstatus_requests_processed_total"
 
 
-def slice_obj(
-    name: str,
-    devices: list[str],
-    *,
-    driver: str = GPU,
-    pool: str | None = None,
-    generation: int = 1,
-    count: int = 1,
-    node: str | None = None,
-) -> dict[str, Any]:
-    pool = pool or name
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": name},
-        "spec": {
-            "driver": driver,
-            "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
-            "nodeName": node or pool,
-            "devices": [{"name": d} for d in devices],
-        },
-    }
+def slice_obj(name: str, devices: list[str], *, driver: str = GPU, **fields: Any) -> dict[str, Any]:
+    """A slice of the named devices, without attributes."""
+    return builders.slice_obj(name, [{"name": d} for d in devices], driver=driver, **fields)
 
 
 def claim_obj(name: str, namespace: str = "default") -> dict[str, Any]:

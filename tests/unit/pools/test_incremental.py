@@ -15,10 +15,11 @@ import pytest
 
 from apiserver.allocator import Allocator, SharedCaches, parse_claim
 from apiserver.api.resource import DeviceID
-from apiserver.devices import DeviceView, unpatched_states
-from apiserver.pools import HeldReservations, Node, PoolIndex, Pools, pools_from
+from apiserver.devices import DeviceView
+from apiserver.pools import HeldReservations, Node, PoolIndex, Pools
 from apiserver.sources import MemorySource, RevisionClock
-from tests.unit.builders import DRIVER, class_obj, device, reservation_obj, slice_obj
+from tests.unit.allocator.check import answer
+from tests.unit.builders import DRIVER, class_obj, device, pools_of, reservation_obj, slice_obj
 
 WAIT = 10.0
 NODES = [f"n{i}" for i in range(5)]
@@ -62,13 +63,7 @@ def _wanting(count: int) -> Any:
 
 
 def _scratch(slices: MemorySource, claims: MemorySource, reservations: HeldReservations) -> Pools:
-    objects = slices.items()
-    return pools_from(
-        objects,
-        [s for obj in objects for s in unpatched_states(obj)],
-        claims.items(),
-        reservations.held(),
-    )
+    return pools_of(*slices.items(), claims=claims.items(), reserved=reservations.held())
 
 
 def _facts(pools: Pools) -> dict[Any, Any]:
@@ -76,16 +71,6 @@ def _facts(pools: Pools) -> dict[Any, Any]:
         key: (sorted(s.gathered.devices), s.allocated, s.reserved, dict(s.shared))
         for key, s in pools.states.items()
     }
-
-
-def _answer(result: Any) -> tuple[Any, ...]:
-    return (
-        result.node,
-        result.feasible,
-        result.score,
-        [c.allocation for c in result.claims],
-        result.reasons,
-    )
 
 
 def _device_names(slices: MemorySource, pool: str) -> list[str]:
@@ -156,7 +141,7 @@ async def _run(seed: int) -> tuple[int, int]:
             for node in (Node(n) for n in NODES):
                 for count in (1, 3):
                     claim = [_wanting(count)]
-                    assert _answer(incremental.allocate(claim, node)) == _answer(
+                    assert answer(incremental.allocate(claim, node)) == answer(
                         fresh.allocate(claim, node)
                     ), (seed, step, node.name, count)
                     compared += 1

@@ -10,31 +10,16 @@ import pytest
 from apiserver.api.resource import slice_view
 from apiserver.devices import DeviceState
 from apiserver.pools import DeviceFacts, PoolSummary, device_facts, gather, summarize, summary_of
+from tests.unit.builders import slice_obj
 
 DRIVER = "gpu.example.com"
 
 
 def raw_slice(
-    name: str,
-    devices: list[dict[str, Any]] | None = None,
-    *,
-    pool: str = "pool-a",
-    generation: int = 1,
-    count: int = 1,
-    **spec: Any,
+    name: str, devices: list[dict[str, Any]] | None = None, *, pool: str = "pool-a", **spec: Any
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "driver": DRIVER,
-        "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
-        **spec,
-    }
-    if devices is not None:
-        body["devices"] = devices
-    if not any(
-        k in spec for k in ("nodeName", "allNodes", "nodeSelector", "perDeviceNodeSelection")
-    ):
-        body["nodeName"] = "node-1"
-    return {"metadata": {"name": name}, "spec": body}
+    """A slice of pool-a on node-1 unless said otherwise."""
+    return slice_obj(name, devices, driver=DRIVER, pool=pool, node="node-1", **spec)
 
 
 def state(

@@ -8,7 +8,6 @@ import asyncio
 import random
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -65,16 +64,6 @@ class Replica:
     async def close(self) -> None:
         await self.service.close()
         await self.claims.close()
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    s = SQLiteStore(tmp_path / "store.db")
-    await s.start()
-    try:
-        yield s
-    finally:
-        await s.close()
 
 
 @pytest.fixture

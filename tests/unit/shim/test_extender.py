@@ -14,12 +14,8 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from apiserver.kubeclient import ClusterConfig, KubeClient
-from apiserver.shim.app import build_app
 from apiserver.shim.extender import MAX_EXTENDER_PRIORITY, BindArgs, FilterArgs, scaled
-from apiserver.shim.paths import Paths
-
-REVIEWS = "/apis/resource.k8s.io/v1alpha3/allocationreviews"
+from tests.unit.shim.inprocess import REVIEWS, shim_over
 
 
 def _pod(claims: list[dict[str, Any]] | None = None, **status: Any) -> dict[str, Any]:
@@ -101,15 +97,8 @@ def api() -> AllocationAPI:
 
 @pytest.fixture
 async def shim(api: AllocationAPI) -> AsyncIterator[httpx.AsyncClient]:
-    below = KubeClient(
-        ClusterConfig("http://api", None, "t", None, None), transport=httpx.ASGITransport(api.app)
-    )
-    app = build_app(below, Paths())
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app), base_url="http://shim"
-    ) as client:
+    async with shim_over(api.app) as client:
         yield client
-    await below.aclose()
 
 
 async def test_filter_with_node_names_answers_names_and_reasons(

@@ -22,11 +22,10 @@ from apiserver.kubeclient import (
     in_cluster_config,
     transport,
 )
-from apiserver.shim.app import build_app
 from apiserver.shim.metrics import ShimMetrics
 from apiserver.shim.paths import Paths
+from tests.unit.shim.inprocess import REVIEWS, shim_over
 
-REVIEWS = "/apis/resource.k8s.io/v1alpha3/allocationreviews"
 POD = {
     "metadata": {"name": "trainer", "namespace": "ml", "uid": "u-1"},
     "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimName": "trainer-gpu"}]},
@@ -59,15 +58,8 @@ def below() -> FastAPI:
 
 @pytest.fixture
 async def shim() -> AsyncIterator[httpx.AsyncClient]:
-    api = KubeClient(
-        ClusterConfig("http://api", None, "t", None, None), transport=httpx.ASGITransport(below())
-    )
-    app = build_app(api, Paths(), metrics=ShimMetrics())
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app), base_url="http://shim"
-    ) as client:
+    async with shim_over(below(), metrics=ShimMetrics()) as client:
         yield client
-    await api.aclose()
 
 
 async def scrape(shim: httpx.AsyncClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

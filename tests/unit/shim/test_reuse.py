@@ -13,12 +13,9 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from apiserver.kubeclient import ClusterConfig, KubeClient
-from apiserver.shim.app import build_app
-from apiserver.shim.paths import Paths
 from apiserver.shim.scheduling import FilterMemory
+from tests.unit.shim.inprocess import REVIEWS, shim_over
 
-REVIEWS = "/apis/resource.k8s.io/v1alpha3/allocationreviews"
 NODES = ["node-a", "node-b", "node-c"]
 
 
@@ -64,15 +61,8 @@ def api() -> VersionedAPI:
 
 @pytest.fixture
 async def shim(api: VersionedAPI) -> AsyncIterator[httpx.AsyncClient]:
-    below = KubeClient(
-        ClusterConfig("http://api", None, "t", None, None), transport=httpx.ASGITransport(api.app)
-    )
-    app = build_app(below, Paths())
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app), base_url="http://shim"
-    ) as client:
+    async with shim_over(api.app) as client:
         yield client
-    await below.aclose()
 
 
 async def _cycle(shim: httpx.AsyncClient, pod: dict[str, Any]) -> dict[str, int]:
