@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,32 +17,10 @@ from apiserver.storage import (
     RevisionCompactedError,
     StorageUnavailableError,
     StoredObject,
-    WatchEvent,
 )
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.waiting import eventually
-
-PREFIX = "/test/items/"
-# Generous safety net so a broken watch fails the test instead of hanging it; never a
-# measure of speed.
-HANG = 30.0
-
-
-def key(name: str) -> str:
-    return PREFIX + name
-
-
-def item(name: str, n: int = 0, **extra: Any) -> dict[str, Any]:
-    return {"metadata": {"name": name}, "n": n, **extra}
-
-
-async def next_event(events: AsyncIterator[WatchEvent]) -> WatchEvent:
-    return await asyncio.wait_for(anext(events), HANG)
-
-
-async def collect(events: AsyncIterator[WatchEvent], count: int) -> list[WatchEvent]:
-    return [await next_event(events) for _ in range(count)]
-
+from tests.storage.items import HANG, PREFIX, collect, item, key, next_event
 
 # -- lists ----------------------------------------------------------------------------
 
