@@ -6,12 +6,13 @@ import os
 import ssl
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from devtools.apiserver import admin_token, serve_command
 from devtools.kubectls import venv_kubectl
@@ -138,6 +139,20 @@ def start_server(
 ) -> ServerProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     return ServerProcess(workdir, free_port(), list(extra_args or []), storage=storage).start()
+
+
+def module_server(name: str, extra_args: list[str] | None = None) -> Any:
+    """A module-scoped fixture starting a server of the module's own (its work directory
+    named ``name``) with ``extra_args``, stopped after the module: assign it to the
+    fixture's name in the test module (``own_server = module_server("bad-input")``)."""
+
+    @pytest.fixture(scope="module")
+    def fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+        proc = start_server(tmp_path_factory.mktemp(name), extra_args)
+        yield proc
+        proc.stop()
+
+    return fixture
 
 
 @dataclass

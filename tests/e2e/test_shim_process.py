@@ -24,7 +24,7 @@ from apiserver.server.kubeconfig import write_kubeconfig
 from devtools.waiting import wait_for
 
 from .harness import REPO, ServerProcess, ShimProcess, start_server, start_shim
-from .objects import unique
+from .objects import bind_args, claim_object, pod_object, unique
 
 ROLE = REPO / "manifests" / "components" / "scheduler-shim" / "shim-rbac.yaml"
 ATTACH_TIMEOUT = 3.0
@@ -232,24 +232,7 @@ def fabric(server: ServerProcess) -> str:
 def _claiming_pod(server: ServerProcess) -> dict[str, Any]:
     claim, pod = unique("fabric-claim"), unique("fabric-pod")
     request = {"name": "gpu", "exactly": {"deviceClassName": FABRIC}}
-    _apply(
-        server,
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {"name": claim, "namespace": "default"},
-            "spec": {"devices": {"requests": [request]}},
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": pod, "namespace": "default"},
-            "spec": {
-                "containers": [{"name": "main", "image": "busybox"}],
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
-            },
-        },
-    )
+    _apply(server, claim_object(claim, request), pod_object(pod, claim))
     with server.client() as client:
         stored: dict[str, Any] = client.get(f"/api/v1/namespaces/default/pods/{pod}").json()
     return stored
@@ -268,11 +251,6 @@ def _scrape(shim: ShimProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], 
 def _delta(before: dict[Any, float], after: dict[Any, float], name: str, **labels: str) -> float:
     key = (name, tuple(sorted(labels.items())))
     return after.get(key, 0.0) - before.get(key, 0.0)
-
-
-def _bind_args(pod: dict[str, Any], node: str) -> dict[str, str]:
-    meta = pod["metadata"]
-    return {"PodName": meta["name"], "PodNamespace": "default", "PodUID": meta["uid"], "Node": node}
 
 
 def _claim(server: ServerProcess, pod: dict[str, Any]) -> dict[str, Any]:
@@ -318,7 +296,7 @@ def test_filter_then_bind_with_attaching_counts_calls_and_waits(
         assert [s["Host"] for s in scores] == [fabric]
         controller = threading.Thread(target=_attach, args=(server, pod))
         controller.start()
-        bound = client.post("/bind", json=_bind_args(pod, fabric)).json()
+        bound = client.post("/bind", json=bind_args(pod, fabric)).json()
         controller.join()
     assert bound == {"Error": ""}
     wide = server.kubectl("get", "pod", pod["metadata"]["name"], "-o", "wide").stdout.splitlines()
@@ -341,7 +319,7 @@ def test_a_bind_nobody_attaches_times_out_and_is_counted(
     before = _scrape(shim)
     pod = _claiming_pod(server)
     with shim.client() as client:
-        answer = client.post("/bind", json=_bind_args(pod, fabric)).json()
+        answer = client.post("/bind", json=bind_args(pod, fabric)).json()
     assert answer["Error"].startswith(f"timed out after {ATTACH_TIMEOUT:g} s waiting for")
     assert "allocation" not in _claim(server, pod).get("status", {})
 
