@@ -35,6 +35,7 @@ from apiserver.storage import (
 )
 from devtools.waiting import eventually
 from tests.storage.items import HANG, PREFIX, collect, item, key, next_event
+from tests.unit.builders import rsp_body
 
 # -- create, get, update, delete ----------------------------------------------------------
 
@@ -630,12 +631,7 @@ OPTS = WriteOptions()
 
 
 def patch_body(name: str, tier: str, priority: int = 1) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{GROUP}/v1alpha3",
-        "kind": "ResourceSlicePatch",
-        "metadata": {"name": name, "labels": {"tier": tier}},
-        "spec": {"devices": {"priority": priority}},
-    }
+    return rsp_body(name, priority, labels={"tier": tier})
 
 
 @pytest.fixture

@@ -121,6 +121,16 @@ def patch_obj(
     }
 
 
+def rsp_body(name: str, priority: int = 1, **meta: Any) -> dict[str, Any]:
+    """A ResourceSlicePatch as a client sends it: ``priority`` and the given metadata."""
+    return {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "ResourceSlicePatch",
+        "metadata": {"name": name, **meta},
+        "spec": {"devices": {"priority": priority}},
+    }
+
+
 def reservation_obj(
     name: str, pool: str, *devices: str, expires: str = "2099-01-01T00:00:00Z"
 ) -> dict[str, Any]:

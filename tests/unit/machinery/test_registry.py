@@ -29,6 +29,7 @@ from apiserver.machinery.errors import StatusError
 from apiserver.storage import EventType, StorageUnavailableError, StoredObject
 from apiserver.storage.sqlite import SQLiteStore
 from apiserver.toolkit import MERGE_PATCH
+from tests.unit.builders import rsp_body
 
 GROUP = "resource.k8s.io"
 RSP_API = f"{GROUP}/v1alpha3"
@@ -47,18 +48,9 @@ def rpsr(store: SQLiteStore) -> Registry:
     return Registry(ResourcePoolStatusRequestStrategy.for_group(GROUP), store)
 
 
-def patch_body(name: str, priority: int = 1, **meta: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": RSP_API,
-        "kind": "ResourceSlicePatch",
-        "metadata": {"name": name, **meta},
-        "spec": {"devices": {"priority": priority}},
-    }
-
-
 async def create(reg: Registry, name: str, priority: int = 1, **meta: Any) -> dict[str, Any]:
     result = await reg.create(
-        None, patch_body(name, priority, **meta), replace(OPTS, user_agent="test/1")
+        None, rsp_body(name, priority, **meta), replace(OPTS, user_agent="test/1")
     )
     return result.obj.copy()
 
@@ -77,7 +69,7 @@ async def status_error(call: Awaitable[Any]) -> StatusError:
 
 
 async def test_create_sets_server_metadata(rsp: Registry, store: SQLiteStore) -> None:
-    body = patch_body("p", uid="client-uid", resourceVersion="99", generation=7)
+    body = rsp_body("p", uid="client-uid", resourceVersion="99", generation=7)
     body["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z"
     body["status"] = {"matchedDevices": 3}
     result = await rsp.create(None, body, replace(OPTS, user_agent="kubectl/v1.33.0 (linux)"))
@@ -96,7 +88,7 @@ async def test_create_sets_server_metadata(rsp: Registry, store: SQLiteStore) ->
 
 
 async def test_create_with_generate_name(rsp: Registry) -> None:
-    body = patch_body("")
+    body = rsp_body("")
     body["metadata"] = {"generateName": "patch-"}
     obj = (await rsp.create(None, body, OPTS)).obj.obj
     name = obj["metadata"]["name"]
@@ -106,7 +98,7 @@ async def test_create_with_generate_name(rsp: Registry) -> None:
 
 async def test_create_existing_is_409_already_exists(rsp: Registry) -> None:
     first = await create(rsp, "p", 1)
-    err = await status_error(rsp.create(None, patch_body("p", 2), OPTS))
+    err = await status_error(rsp.create(None, rsp_body("p", 2), OPTS))
     assert (err.code, err.reason) == (409, "AlreadyExists")
     assert await stored(rsp, "p") == first
 
@@ -120,7 +112,7 @@ async def test_get_missing_is_404(rsp: Registry) -> None:
 async def test_invalid_object_is_422_with_every_field_and_nothing_stored(
     rsp: Registry, store: SQLiteStore
 ) -> None:
-    body = patch_body("p", 2**40)
+    body = rsp_body("p", 2**40)
     body["spec"]["devices"]["attributes"] = {"x": {"int": 1}, "d.io/y": {}}
     before = store.revision
     err = await status_error(rsp.create(None, body, OPTS))
@@ -137,7 +129,7 @@ async def test_invalid_object_is_422_with_every_field_and_nothing_stored(
 
 
 async def test_invalid_metadata_is_422_naming_each_field(rsp: Registry) -> None:
-    body = patch_body("Bad_Name", labels={"k": "-v"}, finalizers=["bad finalizer"])
+    body = rsp_body("Bad_Name", labels={"k": "-v"}, finalizers=["bad finalizer"])
     err = await status_error(rsp.create(None, body, OPTS))
     assert (err.code, err.reason) == (422, "Invalid")
     assert err.details is not None
@@ -149,10 +141,10 @@ async def test_invalid_metadata_is_422_naming_each_field(rsp: Registry) -> None:
 
 
 async def test_wrong_kind_or_version_is_400(rsp: Registry) -> None:
-    body = patch_body("p")
+    body = rsp_body("p")
     body["kind"] = "ResourceSlice"
     assert (await status_error(rsp.create(None, body, OPTS))).code == 400
-    body = patch_body("p")
+    body = rsp_body("p")
     body["apiVersion"] = f"{GROUP}/v1"
     assert (await status_error(rsp.create(None, body, OPTS))).code == 400
 
@@ -171,7 +163,7 @@ async def test_unknown_fields_per_field_validation(
     warnings: list[str] | None,
     error: int | None,
 ) -> None:
-    body = patch_body("p")
+    body = rsp_body("p")
     body["spec"]["devices"]["bogus"] = 1
     call = rsp.create(None, body, WriteOptions(field_validation=validation))
     if error is not None:
@@ -308,7 +300,7 @@ async def test_update_without_resource_version_is_422(rsp: Registry) -> None:
 
 
 async def test_update_of_missing_object_is_404(rsp: Registry) -> None:
-    body = patch_body("ghost")
+    body = rsp_body("ghost")
     body["metadata"]["resourceVersion"] = "1"
     assert (await status_error(rsp.update(None, "ghost", body, OPTS))).code == 404
     assert (await status_error(rsp.patch(None, "ghost", b"{}", MERGE_PATCH, OPTS))).code == 404
@@ -447,7 +439,7 @@ async def test_delete_preconditions(rsp: Registry) -> None:
 
 async def test_dry_run_never_stores(rsp: Registry, store: SQLiteStore) -> None:
     dry = WriteOptions(dry_run=True)
-    result = await rsp.create(None, patch_body("new"), dry)
+    result = await rsp.create(None, rsp_body("new"), dry)
     assert result.code == 201
     assert result.obj.obj["metadata"]["name"] == "new"
     assert (await status_error(rsp.get(None, "new"))).code == 404
@@ -466,7 +458,7 @@ async def test_dry_run_never_stores(rsp: Registry, store: SQLiteStore) -> None:
     )
     deleting = await rsp.delete(None, "p", DeleteOptions(dry_run=True))
     assert deleting.obj.obj["metadata"]["deletionTimestamp"]
-    apply_config = {**patch_body("p", 7), "metadata": {"name": "p"}}
+    apply_config = {**rsp_body("p", 7), "metadata": {"name": "p"}}
     await rsp.apply(
         None, "p", apply_config, WriteOptions(dry_run=True, field_manager="m", force=True)
     )
@@ -486,7 +478,7 @@ async def test_dry_run_never_stores(rsp: Registry, store: SQLiteStore) -> None:
 
 async def test_dry_run_create_of_existing_name_is_409(rsp: Registry) -> None:
     await create(rsp, "p")
-    err = await status_error(rsp.create(None, patch_body("p"), WriteOptions(dry_run=True)))
+    err = await status_error(rsp.create(None, rsp_body("p"), WriteOptions(dry_run=True)))
     assert err.code == 409
 
 
@@ -494,10 +486,10 @@ async def test_dry_run_create_of_existing_name_is_409(rsp: Registry) -> None:
 
 
 async def test_apply_creates_then_conflicts_then_forces(rsp: Registry) -> None:
-    config = patch_body("p", 1)
+    config = rsp_body("p", 1)
     created = await rsp.apply(None, "p", config, WriteOptions(field_manager="alice"))
     assert created.code == 201
-    other = patch_body("p", 2)
+    other = rsp_body("p", 2)
     err = await status_error(rsp.apply(None, "p", other, WriteOptions(field_manager="bob")))
     assert (err.code, err.reason) == (409, "Conflict")
     assert err.message == (
@@ -518,7 +510,7 @@ async def test_apply_creates_then_conflicts_then_forces(rsp: Registry) -> None:
 
 
 def _tainted(name: str, value: str = "true") -> dict[str, Any]:
-    body = patch_body(name)
+    body = rsp_body(name)
     body["spec"]["devices"]["taints"] = [
         {"key": "example.com/unhealthy", "value": value, "effect": "NoSchedule"}
     ]
@@ -552,7 +544,7 @@ async def test_apply_after_a_client_side_apply_is_no_conflict_on_what_the_server
 
 
 async def test_apply_requires_a_field_manager(rsp: Registry) -> None:
-    err = await status_error(rsp.apply(None, "p", patch_body("p"), OPTS))
+    err = await status_error(rsp.apply(None, "p", rsp_body("p"), OPTS))
     assert err.code == 422
 
 
@@ -773,7 +765,7 @@ async def test_rpsr_status_written_through_status_subresource(rpsr: Registry) ->
 
 
 async def test_apply_to_status_of_missing_object_is_404(rsp: Registry) -> None:
-    config = {**patch_body("p"), "status": {"matchedDevices": 1}}
+    config = {**rsp_body("p"), "status": {"matchedDevices": 1}}
     err = await status_error(
         StatusSubresource(rsp).apply(None, "p", config, WriteOptions(field_manager="controller"))
     )
@@ -783,7 +775,7 @@ async def test_apply_to_status_of_missing_object_is_404(rsp: Registry) -> None:
 
 async def test_apply_to_status_changes_only_status(rsp: Registry) -> None:
     await create(rsp, "p", 1)
-    config = {**patch_body("p", 5), "status": {"matchedDevices": 4}}
+    config = {**rsp_body("p", 5), "status": {"matchedDevices": 4}}
     result = await StatusSubresource(rsp).apply(
         None, "p", config, WriteOptions(field_manager="controller")
     )
@@ -810,7 +802,7 @@ async def test_concurrent_patches_without_resource_version_all_apply(rsp: Regist
 
 async def test_create_reports_metadata_and_spec_errors_together(rsp: Registry) -> None:
     """One 422 names every failing field: a bad name and a bad attribute in one answer."""
-    body = patch_body("Bad_Name")
+    body = rsp_body("Bad_Name")
     body["spec"]["devices"]["attributes"] = {"x": {"int": 1}}
     with pytest.raises(StatusError) as caught:
         await rsp.create(None, body, OPTS)
@@ -835,7 +827,7 @@ async def test_apply_with_a_stale_resource_version_is_409(rsp: Registry) -> None
     """An applied configuration that pins an old resourceVersion conflicts, as upstream."""
     created = await create(rsp, "pinned")
     await rsp.patch(None, "pinned", b'{"spec":{"devices":{"priority":2}}}', MERGE_PATCH, OPTS)
-    config = patch_body("pinned", 3)
+    config = rsp_body("pinned", 3)
     config["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
     opts = WriteOptions(field_manager="applier")
     err = await status_error(rsp.apply(None, "pinned", config, opts))

@@ -25,6 +25,7 @@ from apiserver.machinery.errors import StatusError
 from apiserver.machinery.updates import Mutation
 from apiserver.storage.sqlite import SQLiteStore
 from apiserver.toolkit import MERGE_PATCH
+from tests.unit.builders import rsp_body
 
 GROUP = "resource.k8s.io"
 API = f"{GROUP}/v1alpha3"
@@ -38,22 +39,13 @@ def rsp(store: SQLiteStore) -> Registry:
     return Registry(ResourceSlicePatchStrategy.for_group(GROUP), store)
 
 
-def body(name: str, **meta: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": API,
-        "kind": "ResourceSlicePatch",
-        "metadata": {"name": name, **meta},
-        "spec": {"devices": {"priority": 1}},
-    }
-
-
 Write = Callable[[Registry, str], Awaitable[Any]]
 """One write of the object with a resourceVersion that is not the stored one."""
 STALE = "1"
 
 
 def _put(reg: Registry, name: str) -> Awaitable[Any]:
-    return reg.update(None, name, body(name, resourceVersion=STALE, labels={"w": "put"}), OPTS)
+    return reg.update(None, name, rsp_body(name, resourceVersion=STALE, labels={"w": "put"}), OPTS)
 
 
 def _merge(reg: Registry, name: str) -> Awaitable[Any]:
@@ -75,7 +67,7 @@ def _strategic(reg: Registry, name: str) -> Awaitable[Any]:
 
 
 def _apply(reg: Registry, name: str) -> Awaitable[Any]:
-    config = body(name, resourceVersion=STALE, labels={"w": "apply"})
+    config = rsp_body(name, resourceVersion=STALE, labels={"w": "apply"})
     return reg.apply(None, name, config, replace(OPTS, field_manager="tester"))
 
 
@@ -88,7 +80,7 @@ def _status(reg: Registry, name: str) -> Awaitable[Any]:
 async def test_every_write_with_a_stale_resource_version_is_the_same_409(
     rsp: Registry, write: Write
 ) -> None:
-    await rsp.create(None, body("p"), OPTS)
+    await rsp.create(None, rsp_body("p"), OPTS)
     await rsp.patch(None, "p", b'{"metadata":{"labels":{"moved":"on"}}}', MERGE_PATCH, OPTS)
     before = await rsp.get(None, "p")
     assert before.revision != int(STALE)
@@ -119,7 +111,7 @@ def _count(obj: dict[str, Any]) -> dict[str, Any]:
 async def test_concurrent_writes_of_every_kind_lose_nothing(rsp: Registry) -> None:
     """Several rounds of merge patches, JSON patches, applies by distinct managers, status
     patches and read-modify-write mutations, all at once: each lands exactly once."""
-    await rsp.create(None, body("p", annotations={"seed": "y"}), OPTS)
+    await rsp.create(None, rsp_body("p", annotations={"seed": "y"}), OPTS)
     status = StatusSubresource(rsp)
     for round_ in range(ROUNDS):
         writes: list[Awaitable[Any]] = []
@@ -158,11 +150,11 @@ async def test_concurrent_puts_of_one_version_one_wins(rsp: Registry) -> None:
     """PUTs that all replace the same resourceVersion: one is stored, every other is 409."""
     for round_ in range(ROUNDS):
         name = f"p{round_}"
-        created = await rsp.create(None, body(name), OPTS)
+        created = await rsp.create(None, rsp_body(name), OPTS)
         version = str(created.obj.revision)
 
         async def put(i: int, name: str = name, version: str = version) -> int:
-            replacement = body(name, resourceVersion=version, labels={"writer": str(i)})
+            replacement = rsp_body(name, resourceVersion=version, labels={"writer": str(i)})
             try:
                 await rsp.update(None, name, replacement, OPTS)
             except StatusError as err:
@@ -180,7 +172,7 @@ async def test_concurrent_applies_to_a_missing_object_create_it_once(rsp: Regist
         name = f"a{round_}"
 
         def config(i: int, name: str = name) -> dict[str, Any]:
-            return body(name, labels={f"by-{i}": "y"})
+            return rsp_body(name, labels={f"by-{i}": "y"})
 
         results = await asyncio.gather(
             *(

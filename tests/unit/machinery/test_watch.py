@@ -25,6 +25,7 @@ from apiserver.machinery import watch as watch_module
 from apiserver.server.app import APIServer, ServerSettings, build_app
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.waiting import eventually
+from tests.unit.builders import rsp_body
 
 GROUP = "resource.k8s.io"
 OPTS = WriteOptions()
@@ -32,12 +33,7 @@ HANG = 30.0
 
 
 def body(name: str, tier: str) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{GROUP}/v1alpha3",
-        "kind": "ResourceSlicePatch",
-        "metadata": {"name": name, "labels": {"tier": tier}},
-        "spec": {"devices": {"priority": 1}},
-    }
+    return rsp_body(name, labels={"tier": tier})
 
 
 @pytest.fixture
