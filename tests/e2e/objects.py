@@ -3,6 +3,7 @@ created together, and a line reader shared by the end-to-end test modules."""
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import subprocess
@@ -27,6 +28,31 @@ MERGE_PATCH = "application/merge-patch+json"
 def unique(prefix: str) -> str:
     """A DNS-1123 name no other test uses."""
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def node_pool_docs(driver: str, node: str, pool: str, devices: int) -> list[dict[str, Any]]:
+    """A DeviceClass of every device of ``driver`` (named after it), the Node ``node`` and
+    one slice of ``pool`` on it with ``devices`` devices ``dev-0``, ``dev-1``, ..."""
+    return [
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": driver},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+        },
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}},
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": pool},
+            "spec": {
+                "driver": driver,
+                "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
+                "nodeName": node,
+                "devices": [{"name": f"dev-{i}"} for i in range(devices)],
+            },
+        },
+    ]
 
 
 def claim_object(
@@ -75,6 +101,29 @@ def create_pod_with_claim(
         )
         assert created.status_code == 201, created.text
     return created.json(), made.json()
+
+
+def write_allocation(server: ServerProcess, claim: str, allocation: dict[str, Any]) -> None:
+    """What a scheduler does once it has picked devices: write ``allocation`` as the status
+    of the claim ``claim`` (in the default namespace), with kubectl."""
+    server.kubectl(
+        "patch",
+        f"resourceclaim/{claim}",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps({"status": {"allocation": allocation}}),
+    )
+
+
+def pool_status(server: ServerProcess, driver: str, pool: str) -> dict[str, Any]:
+    """The entry of ``pool`` in a fresh ResourcePoolStatusRequest, once it is Complete."""
+    name = unique(pool)
+    server.kubectl("create", "-f", "-", input=json.dumps(rpsr(name, driver, poolName=pool)))
+    server.kubectl("wait", "--for=condition=Complete", f"rpsr/{name}", "--timeout=30s")
+    status = json.loads(server.kubectl("get", f"rpsr/{name}", "-o", "json").stdout)["status"]
+    [entry] = status["pools"]
+    return dict(entry)
 
 
 def bind_args(pod: dict[str, Any], node: str) -> dict[str, str]:
