@@ -30,6 +30,23 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
+def node_slice(
+    name: str, driver: str, node: str, devices: list[dict[str, Any]], pool: str | None = None
+) -> dict[str, Any]:
+    """The one ResourceSlice of ``pool`` (by default named after the node), on ``node``."""
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": driver,
+            "pool": {"name": pool or node, "generation": 1, "resourceSliceCount": 1},
+            "nodeName": node,
+            "devices": devices,
+        },
+    }
+
+
 def node_pool_docs(driver: str, node: str, pool: str, devices: int) -> list[dict[str, Any]]:
     """A DeviceClass of every device of ``driver`` (named after it), the Node ``node`` and
     one slice of ``pool`` on it with ``devices`` devices ``dev-0``, ``dev-1``, ..."""
@@ -41,17 +58,7 @@ def node_pool_docs(driver: str, node: str, pool: str, devices: int) -> list[dict
             "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
         },
         {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}},
-        {
-            "apiVersion": f"{GROUP}/v1",
-            "kind": "ResourceSlice",
-            "metadata": {"name": pool},
-            "spec": {
-                "driver": driver,
-                "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
-                "nodeName": node,
-                "devices": [{"name": f"dev-{i}"} for i in range(devices)],
-            },
-        },
+        node_slice(pool, driver, node, [{"name": f"dev-{i}"} for i in range(devices)], pool),
     ]
 
 
