@@ -20,10 +20,9 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from apiserver.api.resource import NEEDS_ATTACHING
-from apiserver.server.kubeconfig import write_kubeconfig
 from devtools.waiting import wait_for
 
-from .harness import REPO, ServerProcess, ShimProcess, start_server, start_shim
+from .harness import REPO, ServerProcess, ShimProcess, shim_binding, start_server, start_shim_as
 from .objects import bind_args, claim_object, pod_object, unique
 
 ROLE = REPO / "manifests" / "components" / "scheduler-shim" / "shim-rbac.yaml"
@@ -54,15 +53,6 @@ NOT_GRANTED = [
     ("create", "authorization.k8s.io", "subjectaccessreviews", ""),
 ]
 
-SHIM_BINDING = """\
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: scheduler-shim
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: dra-scheduler-shim}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: scheduler}]
-"""
-
 
 @pytest.fixture(scope="module")
 def tokens() -> dict[str, str]:
@@ -81,7 +71,7 @@ def server(
         f"{tokens['scheduler']},scheduler,scheduler-uid\n"
     )
     proc = start_server(workdir, ["--token-auth-file", str(token_file)])
-    proc.kubectl("apply", "-f", "-", input=SHIM_BINDING)
+    proc.kubectl("apply", "-f", "-", input=shim_binding("scheduler"))
     yield proc
     proc.stop()
 
@@ -90,11 +80,12 @@ def server(
 def shim(
     server: ServerProcess, tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ShimProcess]:
-    workdir = tmp_path_factory.mktemp("shim")
-    kubeconfig = workdir / "kubeconfig"
-    write_kubeconfig(kubeconfig, server.url, server.ca, tokens["scheduler"], user="scheduler")
-    proc = start_shim(
-        server, workdir, ["--attach-timeout", str(ATTACH_TIMEOUT)], kubeconfig=kubeconfig
+    proc = start_shim_as(
+        server,
+        tmp_path_factory.mktemp("shim"),
+        "scheduler",
+        tokens["scheduler"],
+        ["--attach-timeout", str(ATTACH_TIMEOUT)],
     )
     yield proc
     proc.stop()
