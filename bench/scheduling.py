@@ -43,7 +43,7 @@ from apiserver.toolkit import JSON
 
 from . import report
 from .profile import profile_of
-from .shim import DRIVER, NS, REVIEWS, ShimTarget, _create, _pods
+from .shim import DRIVER, NS, REVIEWS, ShimTarget, _create, _pods, cluster_objects
 from .targets import APIServerTarget
 
 SECTION = "scheduling"
@@ -66,42 +66,7 @@ def nodes_to_score(nodes: int) -> int:
 
 
 def _cluster(nodes: int) -> list[tuple[str, JSON]]:
-    out: list[tuple[str, JSON]] = [
-        (
-            "/apis/resource.k8s.io/v1/deviceclasses",
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "DeviceClass",
-                "metadata": {"name": DRIVER},
-                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-            },
-        )
-    ]
-    for n in range(nodes):
-        name = f"node-{n:04d}"
-        out.append(
-            ("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
-        )
-        out.append(
-            (
-                "/apis/resource.k8s.io/v1/resourceslices",
-                {
-                    "apiVersion": "resource.k8s.io/v1",
-                    "kind": "ResourceSlice",
-                    "metadata": {"name": f"{name}-devices"},
-                    "spec": {
-                        "driver": DRIVER,
-                        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                        "nodeName": name,
-                        "devices": [
-                            {"name": f"dev-{i}", "attributes": {"index": {"int": i}}}
-                            for i in range(PER_NODE)
-                        ],
-                    },
-                },
-            )
-        )
-    return out
+    return cluster_objects([f"node-{n:04d}" for n in range(nodes)], PER_NODE)
 
 
 async def _fill(api: httpx.AsyncClient, nodes: int, per_node: int, already: int) -> None:

@@ -108,7 +108,10 @@ class ShimTarget:
 # -- the cluster ----------------------------------------------------------------------
 
 
-def _objects(nodes: int) -> list[tuple[str, JSON]]:
+def cluster_objects(nodes: list[str], per_node: int) -> list[tuple[str, JSON]]:
+    """What both scheduling benchmarks create, as (collection path, object): the DeviceClass
+    of ``DRIVER``, and per node the Node and one slice of its own pool (named after the node)
+    with ``per_node`` devices ``dev-0``, ``dev-1``, ... each with an ``index`` attribute."""
     out: list[tuple[str, JSON]] = [
         (
             "/apis/resource.k8s.io/v1/deviceclasses",
@@ -120,8 +123,7 @@ def _objects(nodes: int) -> list[tuple[str, JSON]]:
             },
         )
     ]
-    for n in range(nodes):
-        name = f"node-{n:03d}"
+    for name in nodes:
         out.append(
             ("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
         )
@@ -131,14 +133,14 @@ def _objects(nodes: int) -> list[tuple[str, JSON]]:
                 {
                     "apiVersion": "resource.k8s.io/v1",
                     "kind": "ResourceSlice",
-                    "metadata": {"name": f"{name}-gpus"},
+                    "metadata": {"name": f"{name}-devices"},
                     "spec": {
                         "driver": DRIVER,
                         "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
                         "nodeName": name,
                         "devices": [
-                            {"name": f"gpu-{i}", "attributes": {"index": {"int": i}}}
-                            for i in range(PER_NODE)
+                            {"name": f"dev-{i}", "attributes": {"index": {"int": i}}}
+                            for i in range(per_node)
                         ],
                     },
                 },
@@ -327,7 +329,7 @@ async def _run_size(server: APIServerTarget, shim_target: ShimTarget, nodes: int
             base_url=shim_target.url, verify=shim_target.scheduler_context(), timeout=120
         ) as shim,
     ):
-        await _create(api, _objects(nodes))
+        await _create(api, cluster_objects(names, PER_NODE))
         latency = await _pods(api, [f"latency-{i:03d}" for i in range(LATENCY_PODS)])
         throughput = await _pods(api, [f"rate-{i:03d}" for i in range(THROUGHPUT_PODS)])
         # Warm both paths (CEL compile, connections) on a pod that is then left alone.

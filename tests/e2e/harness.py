@@ -6,13 +6,15 @@ import os
 import ssl
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
+from apiserver.server.kubeconfig import write_kubeconfig
 from devtools.apiserver import admin_token, serve_command
 from devtools.kubectls import venv_kubectl
 from devtools.process import START_TIMEOUT, ChildProcess, free_port, http_probe
@@ -140,6 +142,20 @@ def start_server(
     return ServerProcess(workdir, free_port(), list(extra_args or []), storage=storage).start()
 
 
+def module_server(name: str, extra_args: list[str] | None = None) -> Any:
+    """A module-scoped fixture starting a server of the module's own (its work directory
+    named ``name``) with ``extra_args``, stopped after the module: assign it to the
+    fixture's name in the test module (``own_server = module_server("bad-input")``)."""
+
+    @pytest.fixture(scope="module")
+    def fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+        proc = start_server(tmp_path_factory.mktemp(name), extra_args)
+        yield proc
+        proc.stop()
+
+    return fixture
+
+
 @dataclass
 class ShimProcess:
     """The scheduler shim as a separate process, talking to ``server`` with its kubeconfig;
@@ -215,6 +231,33 @@ def start_shim(
 ) -> ShimProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     return ShimProcess(server, workdir, free_port(), list(extra_args or []), kubeconfig).start()
+
+
+def start_shim_as(
+    server: ServerProcess,
+    workdir: Path,
+    user: str,
+    token: str,
+    extra_args: list[str] | None = None,
+) -> ShimProcess:
+    """The shim with its API client signed in to ``server`` as ``user`` by ``token`` (a
+    kubeconfig written into ``workdir``)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    kubeconfig = workdir / "kubeconfig"
+    write_kubeconfig(kubeconfig, server.url, server.ca, token, user=user)
+    return start_shim(server, workdir, extra_args, kubeconfig=kubeconfig)
+
+
+def shim_binding(user: str) -> str:
+    """A ClusterRoleBinding that gives ``user`` the shim's ClusterRole, as YAML."""
+    return f"""\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: scheduler-shim
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: dra-scheduler-shim}}
+subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: {user}}}]
+"""
 
 
 def _logged(process: ChildProcess, line: str) -> Callable[[], bool]:

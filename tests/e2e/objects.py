@@ -1,7 +1,9 @@
-"""Manifests, unique names and a line reader shared by the end-to-end test modules."""
+"""Manifests (claims, pods, patches, pool status requests), unique names, a claim and pod
+created together, and a line reader shared by the end-to-end test modules."""
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import subprocess
@@ -26,6 +28,120 @@ MERGE_PATCH = "application/merge-patch+json"
 def unique(prefix: str) -> str:
     """A DNS-1123 name no other test uses."""
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def node_slice(
+    name: str, driver: str, node: str, devices: list[dict[str, Any]], pool: str | None = None
+) -> dict[str, Any]:
+    """The one ResourceSlice of ``pool`` (by default named after the node), on ``node``."""
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": driver,
+            "pool": {"name": pool or node, "generation": 1, "resourceSliceCount": 1},
+            "nodeName": node,
+            "devices": devices,
+        },
+    }
+
+
+def node_pool_docs(driver: str, node: str, pool: str, devices: int) -> list[dict[str, Any]]:
+    """A DeviceClass of every device of ``driver`` (named after it), the Node ``node`` and
+    one slice of ``pool`` on it with ``devices`` devices ``dev-0``, ``dev-1``, ..."""
+    return [
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": driver},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+        },
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}},
+        node_slice(pool, driver, node, [{"name": f"dev-{i}"} for i in range(devices)], pool),
+    ]
+
+
+def claim_object(
+    name: str, *requests: dict[str, Any], namespace: str = "default"
+) -> dict[str, Any]:
+    """A ResourceClaim asking for ``requests``."""
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"devices": {"requests": list(requests)}},
+    }
+
+
+def pod_object(
+    name: str, claim: str, *, ref: str = "gpu", namespace: str = "default", **spec: Any
+) -> dict[str, Any]:
+    """A Pod of one busybox container that uses the ResourceClaim ``claim`` as ``ref``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            **spec,
+            "containers": [{"name": "main", "image": "busybox"}],
+            "resourceClaims": [{"name": ref, "resourceClaimName": claim}],
+        },
+    }
+
+
+def create_pod_with_claim(
+    server: ServerProcess, request: dict[str, Any], *, namespace: str = "default", **spec: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A claim for ``request`` and a pod using it (under the request's name), created over
+    the API under unique names: (pod, claim) as the server answered them."""
+    claim, pod = unique("claim"), unique("pod")
+    with server.client() as client:
+        made = client.post(
+            f"/apis/{GROUP}/v1/namespaces/{namespace}/resourceclaims",
+            json=claim_object(claim, request, namespace=namespace),
+        )
+        assert made.status_code == 201, made.text
+        created = client.post(
+            f"/api/v1/namespaces/{namespace}/pods",
+            json=pod_object(pod, claim, ref=request["name"], namespace=namespace, **spec),
+        )
+        assert created.status_code == 201, created.text
+    return created.json(), made.json()
+
+
+def write_allocation(server: ServerProcess, claim: str, allocation: dict[str, Any]) -> None:
+    """What a scheduler does once it has picked devices: write ``allocation`` as the status
+    of the claim ``claim`` (in the default namespace), with kubectl."""
+    server.kubectl(
+        "patch",
+        f"resourceclaim/{claim}",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps({"status": {"allocation": allocation}}),
+    )
+
+
+def pool_status(server: ServerProcess, driver: str, pool: str) -> dict[str, Any]:
+    """The entry of ``pool`` in a fresh ResourcePoolStatusRequest, once it is Complete."""
+    name = unique(pool)
+    server.kubectl("create", "-f", "-", input=json.dumps(rpsr(name, driver, poolName=pool)))
+    server.kubectl("wait", "--for=condition=Complete", f"rpsr/{name}", "--timeout=30s")
+    status = json.loads(server.kubectl("get", f"rpsr/{name}", "-o", "json").stdout)["status"]
+    [entry] = status["pools"]
+    return dict(entry)
+
+
+def bind_args(pod: dict[str, Any], node: str) -> dict[str, str]:
+    """The extender's bind arguments (kube-scheduler's spelling) for a stored pod."""
+    meta = pod["metadata"]
+    return {
+        "PodName": meta["name"],
+        "PodNamespace": meta["namespace"],
+        "PodUID": meta["uid"],
+        "Node": node,
+    }
 
 
 def rsp(name: str, priority: int = 5, **devices: Any) -> dict[str, Any]:

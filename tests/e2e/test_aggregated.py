@@ -22,7 +22,7 @@ from devtools.localetcd import LocalEtcd
 from devtools.waiting import eventually, wait_for
 
 from .harness import REPO, ServerProcess, start_server
-from .objects import unique
+from .objects import node_slice, unique
 from .tcpproxy import Proxy
 
 EXAMPLES = REPO / "examples"
@@ -64,17 +64,7 @@ def allocate(server: ServerProcess, claim: str, request: str, devices: list[str]
 
 
 def slice_obj(name: str, node: str, devices: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": name},
-        "spec": {
-            "driver": DRIVER,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "nodeName": node,
-            "devices": [{"name": f"gpu-{i}"} for i in range(devices)],
-        },
-    }
+    return node_slice(name, DRIVER, node, [{"name": f"gpu-{i}"} for i in range(devices)])
 
 
 def comparable(obj: dict[str, Any]) -> dict[str, Any]:

@@ -18,8 +18,7 @@ import pytest
 
 from apiserver import protowire as wire
 
-from .harness import ServerProcess, start_server
-from .test_bad_input import (
+from .badinput import (
     APPLY,
     JSON_PATCH,
     MERGE,
@@ -30,8 +29,9 @@ from .test_bad_input import (
     rsp,
     seed,
     snapshot,
-    unique,
 )
+from .harness import ServerProcess, module_server
+from .objects import unique
 
 STRATEGIC = "application/strategic-merge-patch+json"
 YAML = "application/yaml"
@@ -47,11 +47,7 @@ BEYOND = {
 and longer than Python converts."""
 
 
-@pytest.fixture(scope="module")
-def own_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    proc = start_server(tmp_path_factory.mktemp("big-integers"))
-    yield proc
-    proc.stop()
+own_server = module_server("big-integers")
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from .harness import REPO, ServerProcess, start_server
-from .objects import unique
+from .objects import pool_status
 from .test_device_view import wait_for
 
 DEVICE = "node-4-gpu.example.com.gpu-3"
@@ -53,16 +53,7 @@ def unavailable(server: ServerProcess) -> int:
 
 def requested_counts(server: ServerProcess) -> tuple[int, int]:
     """(available, unavailable) of node-4 in a fresh ResourcePoolStatusRequest."""
-    name = unique("node-4")
-    request = {
-        "apiVersion": "resource.k8s.io/v1alpha1",
-        "kind": "ResourcePoolStatusRequest",
-        "metadata": {"name": name},
-        "spec": {"driver": "gpu.example.com", "poolName": "node-4"},
-    }
-    server.kubectl("create", "-f", "-", input=yaml.safe_dump(request))
-    server.kubectl("wait", "--for=condition=Complete", f"rpsr/{name}", "--timeout=30s")
-    [pool] = get(server, f"rpsr/{name}")["status"]["pools"]
+    pool = pool_status(server, "gpu.example.com", "node-4")
     return pool["availableDevices"], pool["unavailableDevices"]
 
 

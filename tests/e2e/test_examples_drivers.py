@@ -19,7 +19,7 @@ import yaml
 from devtools.waiting import wait_for
 
 from .harness import REPO, ServerProcess, start_server
-from .objects import GROUP, unique
+from .objects import GROUP, unique, write_allocation
 
 DRIVERS = REPO / "examples" / "drivers"
 POOLS = f"/apis/{GROUP}/v1alpha3/resourcepools"
@@ -79,15 +79,7 @@ def take(server: ServerProcess, device_class: str, driver: str, pool: str, devic
     }
     server.kubectl("create", "-f", "-", input=json.dumps(claim))
     result = {"request": "r", "driver": driver, "pool": pool, "device": device}
-    patch = {"status": {"allocation": {"devices": {"results": [result]}}}}
-    server.kubectl(
-        "patch",
-        f"resourceclaim/{name}",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        json.dumps(patch),
-    )
+    write_allocation(server, name, {"devices": {"results": [result]}})
     return name
 
 

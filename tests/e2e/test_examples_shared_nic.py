@@ -30,6 +30,7 @@ from apiserver.cel.quantity import parse
 from devtools.waiting import wait_for
 
 from .harness import REPO, ServerProcess, start_server
+from .objects import write_allocation
 
 GROUP = "resource.k8s.io"
 EXAMPLE = REPO / "examples" / "drivers" / "shared-nic.yaml"
@@ -79,14 +80,7 @@ def inline(bandwidth: str) -> dict[str, Any]:
 
 def allocate(server: ServerProcess, name: str, allocation: dict[str, Any]) -> None:
     """What the scheduler does with the answer: write it as the claim's allocation."""
-    server.kubectl(
-        "patch",
-        f"resourceclaim/{name}",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        json.dumps({"status": {"allocation": allocation}}),
-    )
+    write_allocation(server, name, allocation)
 
 
 def amounts(result: dict[str, Any]) -> dict[str, int]:

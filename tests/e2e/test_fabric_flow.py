@@ -33,7 +33,7 @@ from .harness import (
     start_server,
     start_shim,
 )
-from .objects import unique
+from .objects import create_pod_with_claim
 
 NS = "default"
 NODES = ("node-a", "node-b", "node-c")
@@ -126,38 +126,16 @@ def _slice(server: ServerProcess, name: str) -> JSON:
 def _pod_with_claim(server: ServerProcess, driver: str, model: str) -> tuple[str, str, str]:
     """A claim for one device of ``model`` and a pod for the stand-in scheduler using it:
     (pod name, claim name, the claim's first resourceVersion)."""
-    pod, claim = unique("pod"), unique("claim")
     selector = f'device.attributes["{driver}"].model == "{model}"'
     request = {
         "name": "dev",
         "exactly": {"deviceClassName": driver, "selectors": [{"cel": {"expression": selector}}]},
     }
-    with server.client() as client:
-        made = client.post(
-            f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims",
-            json={
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaim",
-                "metadata": {"name": claim},
-                "spec": {"devices": {"requests": [request]}},
-            },
-        )
-        assert made.status_code == 201, made.text
-        created = client.post(
-            f"/api/v1/namespaces/{NS}/pods",
-            json={
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": pod},
-                "spec": {
-                    "schedulerName": "dra-extension-scheduler",
-                    "containers": [{"name": "main", "image": "busybox"}],
-                    "resourceClaims": [{"name": "dev", "resourceClaimName": claim}],
-                },
-            },
-        )
-        assert created.status_code == 201, created.text
-    return pod, claim, made.json()["metadata"]["resourceVersion"]
+    pod, claim = create_pod_with_claim(
+        server, request, namespace=NS, schedulerName="dra-extension-scheduler"
+    )
+    meta = claim["metadata"]
+    return pod["metadata"]["name"], meta["name"], meta["resourceVersion"]
 
 
 def _events(server: ServerProcess, kind: str, name: str) -> dict[str, JSON]:

@@ -17,7 +17,7 @@ from apiserver.sources import Backoff, KubeSource, SourceEvent
 from devtools.waiting import eventually
 
 from .harness import ServerProcess, start_server
-from .objects import RPSR_PATH, rpsr, unique
+from .objects import RPSR_PATH, node_slice, rpsr, unique
 from .tcpproxy import Proxy
 
 SLICES = "/apis/resource.k8s.io/v1/resourceslices"
@@ -25,17 +25,7 @@ WAIT = 30.0
 
 
 def slice_obj(name: str, driver: str, node: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": name},
-        "spec": {
-            "driver": driver,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "nodeName": node,
-            "devices": [{"name": "gpu-0", **extra}],
-        },
-    }
+    return node_slice(name, driver, node, [{"name": "gpu-0", **extra}])
 
 
 def api_client(server: ServerProcess, host: str | None = None) -> KubeClient:

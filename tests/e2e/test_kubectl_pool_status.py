@@ -31,7 +31,7 @@ import pytest
 import yaml
 
 from .harness import REPO, ServerProcess, kubectl_binary, start_server
-from .objects import RPSR_PATH, is_status, unique
+from .objects import RPSR_PATH, is_status, unique, write_allocation
 
 EXAMPLES = REPO / "examples"
 DRIVER = "gpu.example.com"
@@ -47,15 +47,7 @@ def allocate(
         {"request": request, "driver": DRIVER, "pool": pool, "device": device}
         for pool, device in devices
     ]
-    patch = {"status": {"allocation": {"devices": {"results": results}}}}
-    server.kubectl(
-        "patch",
-        f"resourceclaim/{claim}",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        json.dumps(patch),
-    )
+    write_allocation(server, claim, {"devices": {"results": results}})
 
 
 def new_claim(server: ServerProcess, name: str) -> None:

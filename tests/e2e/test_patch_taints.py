@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from .harness import REPO, ServerProcess, start_server
-from .objects import unique
+from .objects import pool_status, unique
 from .test_device_view import wait_for
 
 EXAMPLES = REPO / "examples"
@@ -38,18 +38,7 @@ def cluster(tmp_path: Path) -> Iterator[ServerProcess]:
 
 def node_4(server: ServerProcess) -> dict[str, Any]:
     """node-4's entry of a fresh ResourcePoolStatusRequest, once it is Complete."""
-    name = unique("node-4")
-    request = {
-        "apiVersion": "resource.k8s.io/v1alpha1",
-        "kind": "ResourcePoolStatusRequest",
-        "metadata": {"name": name},
-        "spec": {"driver": "gpu.example.com", "poolName": "node-4"},
-    }
-    server.kubectl("create", "-f", "-", input=yaml.safe_dump(request))
-    server.kubectl("wait", "--for=condition=Complete", f"rpsr/{name}", "--timeout=30s")
-    status = orjson.loads(server.kubectl("get", f"rpsr/{name}", "-o", "json").stdout)["status"]
-    [pool] = status["pools"]
-    return dict(pool)
+    return pool_status(server, "gpu.example.com", "node-4")
 
 
 def device(server: ServerProcess) -> dict[str, Any]:

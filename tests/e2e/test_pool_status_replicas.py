@@ -19,7 +19,7 @@ from devtools.localetcd import LocalEtcd
 from devtools.waiting import eventually
 
 from .harness import ServerProcess, start_server
-from .objects import RPSR_PATH, rpsr
+from .objects import RPSR_PATH, node_slice, rpsr
 
 SLICES = "/apis/resource.k8s.io/v1/resourceslices"
 DEVICES = "/apis/resource.k8s.io/v1alpha3/devices"
@@ -30,17 +30,7 @@ _prefixes = itertools.count()
 
 
 def slice_obj(node: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-gpu"},
-        "spec": {
-            "driver": DRIVER,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "nodeName": node,
-            "devices": [{"name": f"gpu-{i}"} for i in range(4)],
-        },
-    }
+    return node_slice(f"{node}-gpu", DRIVER, node, [{"name": f"gpu-{i}"} for i in range(4)])
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import yaml
 from devtools.waiting import wait_for
 
 from .harness import ServerProcess, kubectl_binary, start_server
-from .objects import GROUP, TABLE, assert_read_only, unique
+from .objects import GROUP, TABLE, assert_read_only, unique, write_allocation
 
 POOLS = f"/apis/{GROUP}/v1alpha3/resourcepools"
 COUNTS = ("totalDevices", "allocatedDevices", "availableDevices", "unavailableDevices")
@@ -81,15 +81,7 @@ def claim(name: str) -> dict[str, Any]:
 def allocate(server: ServerProcess, name: str, driver: str, devices: list[tuple[str, str]]) -> None:
     """What the scheduler does once it has picked devices: write the claim's allocation."""
     results = [{"request": "r", "driver": driver, "pool": p, "device": d} for p, d in devices]
-    patch = {"status": {"allocation": {"devices": {"results": results}}}}
-    server.kubectl(
-        "patch",
-        f"resourceclaim/{name}",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        json.dumps(patch),
-    )
+    write_allocation(server, name, {"devices": {"results": results}})
 
 
 def pools_of(client: httpx.Client, driver: str) -> dict[str, dict[str, Any]]:

@@ -19,7 +19,7 @@ import yaml
 from devtools.waiting import wait_for
 
 from .harness import ServerProcess, start_server
-from .objects import is_status, unique
+from .objects import is_status, node_pool_docs, unique
 
 GROUP = "resource.k8s.io"
 REVIEWS = f"/apis/{GROUP}/v1alpha3/allocationreviews"
@@ -57,26 +57,7 @@ def server(
 def _setup(server: ServerProcess, devices: int) -> tuple[str, str]:
     """A node with a pool of ``devices`` of the driver; (node, pool)."""
     node, pool = unique("hold-node"), unique("hold-pool")
-    docs = [
-        {
-            "apiVersion": f"{GROUP}/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": DRIVER},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        },
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}},
-        {
-            "apiVersion": f"{GROUP}/v1",
-            "kind": "ResourceSlice",
-            "metadata": {"name": pool},
-            "spec": {
-                "driver": DRIVER,
-                "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
-                "nodeName": node,
-                "devices": [{"name": f"dev-{i}"} for i in range(devices)],
-            },
-        },
-    ]
+    docs = node_pool_docs(DRIVER, node, pool, devices)
     server.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(docs))
     return node, pool
 

@@ -21,6 +21,7 @@ import yaml
 from devtools.localetcd import LocalEtcd
 
 from .harness import ServerProcess, start_server
+from .objects import node_pool_docs
 
 GROUP = "resource.k8s.io"
 REVIEWS = f"/apis/{GROUP}/v1alpha3/allocationreviews"
@@ -37,26 +38,7 @@ _rounds = itertools.count()
 
 def setup_docs(node: str, pool: str, devices: int) -> list[dict[str, Any]]:
     """A class for the driver, a node and a pool of ``devices`` on it."""
-    return [
-        {
-            "apiVersion": f"{GROUP}/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": DRIVER},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        },
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}},
-        {
-            "apiVersion": f"{GROUP}/v1",
-            "kind": "ResourceSlice",
-            "metadata": {"name": pool},
-            "spec": {
-                "driver": DRIVER,
-                "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
-                "nodeName": node,
-                "devices": [{"name": f"dev-{i}"} for i in range(devices)],
-            },
-        },
-    ]
+    return node_pool_docs(DRIVER, node, pool, devices)
 
 
 def reserving_review(node: str) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from apiserver.shim.paths import Paths
 from devtools.waiting import eventually
 
 from .harness import ServerProcess
-from .objects import unique
+from .objects import create_pod_with_claim, unique
 
 NS = "default"
 
@@ -135,36 +135,9 @@ def devices(server: ServerProcess) -> dict[str, tuple[str, str, str]]:
 
 def _pod_with_claim(server: ServerProcess) -> tuple[str, str, str]:
     """A claim and a pod using it: (pod name, pod uid, claim name)."""
-    claim, pod = unique("claim"), unique("pod")
-    with server.client() as client:
-        made = client.post(
-            f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims",
-            json={
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaim",
-                "metadata": {"name": claim},
-                "spec": {
-                    "devices": {
-                        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]
-                    }
-                },
-            },
-        )
-        assert made.status_code == 201, made.text
-        created = client.post(
-            f"/api/v1/namespaces/{NS}/pods",
-            json={
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": pod},
-                "spec": {
-                    "containers": [{"name": "main", "image": "busybox"}],
-                    "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
-                },
-            },
-        )
-        assert created.status_code == 201, created.text
-    return pod, created.json()["metadata"]["uid"], claim
+    request = {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}
+    pod, claim = create_pod_with_claim(server, request, namespace=NS)
+    return pod["metadata"]["name"], pod["metadata"]["uid"], claim["metadata"]["name"]
 
 
 def _claim_path(claim: str) -> str:

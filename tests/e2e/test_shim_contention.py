@@ -15,6 +15,7 @@ import yaml
 
 from . import test_shim_process as shim_process
 from .harness import ServerProcess, ShimProcess
+from .objects import bind_args, claim_object, node_pool_docs, pod_object
 
 # The shim and its server as kube-scheduler meets them: that module's fixtures.
 tokens = shim_process.tokens
@@ -31,44 +32,12 @@ def _docs(round_: int, pods: int, devices: int) -> tuple[str, list[dict[str, Any
     """A node with a pool of ``devices``, and ``pods`` pods each with a claim for one."""
     node = f"bind-node-{round_}"
     request = {"name": "one", "exactly": {"deviceClassName": DRIVER}}
-    docs: list[dict[str, Any]] = [
-        {
-            "apiVersion": f"{GROUP}/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": DRIVER},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        },
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}},
-        {
-            "apiVersion": f"{GROUP}/v1",
-            "kind": "ResourceSlice",
-            "metadata": {"name": f"bind-pool-{round_}"},
-            "spec": {
-                "driver": DRIVER,
-                "pool": {"name": f"bind-pool-{round_}", "generation": 1, "resourceSliceCount": 1},
-                "nodeName": node,
-                "devices": [{"name": f"dev-{i}"} for i in range(devices)],
-            },
-        },
-    ]
+    docs = node_pool_docs(DRIVER, node, f"bind-pool-{round_}", devices)
     for i in range(pods):
         name = f"bind-{round_}-{i}"
         docs += [
-            {
-                "apiVersion": f"{GROUP}/v1",
-                "kind": "ResourceClaim",
-                "metadata": {"name": name, "namespace": NAMESPACE},
-                "spec": {"devices": {"requests": [request]}},
-            },
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": name, "namespace": NAMESPACE},
-                "spec": {
-                    "containers": [{"name": "main", "image": "busybox"}],
-                    "resourceClaims": [{"name": "one", "resourceClaimName": name}],
-                },
-            },
+            claim_object(name, request, namespace=NAMESPACE),
+            pod_object(name, name, ref="one", namespace=NAMESPACE),
         ]
     return node, docs
 
@@ -90,10 +59,8 @@ def _claim(server: ServerProcess, name: str) -> dict[str, Any]:
 
 
 def _bind(shim: ShimProcess, pod: dict[str, Any], node: str) -> dict[str, Any]:
-    meta = pod["metadata"]
-    args = {"PodName": meta["name"], "PodNamespace": NAMESPACE, "PodUID": meta["uid"], "Node": node}
     with shim.client() as client:
-        answer = client.post("/bind", json=args, timeout=120)
+        answer = client.post("/bind", json=bind_args(pod, node), timeout=120)
     assert answer.status_code == 200, answer.text
     result: dict[str, Any] = answer.json()
     return result

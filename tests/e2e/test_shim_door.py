@@ -19,20 +19,11 @@ import pytest
 import yaml
 
 from apiserver.server.certs import cert_pem, issue_client_cert, key_pem, make_ca, write_client_cert
-from apiserver.server.kubeconfig import write_kubeconfig
 
-from .harness import ServerProcess, ShimProcess, start_server, start_shim
+from .harness import ServerProcess, ShimProcess, shim_binding, start_server, start_shim_as
 from .objects import is_status, unique
 
 SCHEDULER_SA = "system:serviceaccount:dra-system:dra-extension-scheduler"
-SHIM_BINDING = """\
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: scheduler-shim
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: dra-scheduler-shim}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: shim}]
-"""
 VERBS = ["filter", "prioritize", "bind"]
 
 
@@ -56,7 +47,7 @@ def server(
         f"{tokens['mallory']},mallory,mallory-uid\n"
     )
     proc = start_server(workdir, ["--token-auth-file", str(token_file)])
-    proc.kubectl("apply", "-f", "-", input=SHIM_BINDING)
+    proc.kubectl("apply", "-f", "-", input=shim_binding("shim"))
     proc.kubectl("apply", "-f", "-", input=yaml.safe_dump(_node("door-node")))
     yield proc
     proc.stop()
@@ -66,14 +57,12 @@ def server(
 def shim(
     server: ServerProcess, tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ShimProcess]:
-    workdir = tmp_path_factory.mktemp("doorshim")
-    kubeconfig = workdir / "kubeconfig"
-    write_kubeconfig(kubeconfig, server.url, server.ca, tokens["shim"], user="shim")
-    proc = start_shim(
+    proc = start_shim_as(
         server,
-        workdir,
+        tmp_path_factory.mktemp("doorshim"),
+        "shim",
+        tokens["shim"],
         ["--allowed-users", f"dra-extension-scheduler,{SCHEDULER_SA}"],
-        kubeconfig=kubeconfig,
     )
     yield proc
     proc.stop()

@@ -20,11 +20,10 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from apiserver.api.resource import NEEDS_ATTACHING
-from apiserver.server.kubeconfig import write_kubeconfig
 from devtools.waiting import wait_for
 
-from .harness import REPO, ServerProcess, ShimProcess, start_server, start_shim
-from .objects import unique
+from .harness import REPO, ServerProcess, ShimProcess, shim_binding, start_server, start_shim_as
+from .objects import bind_args, claim_object, pod_object, unique
 
 ROLE = REPO / "manifests" / "components" / "scheduler-shim" / "shim-rbac.yaml"
 ATTACH_TIMEOUT = 3.0
@@ -54,15 +53,6 @@ NOT_GRANTED = [
     ("create", "authorization.k8s.io", "subjectaccessreviews", ""),
 ]
 
-SHIM_BINDING = """\
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: scheduler-shim
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: dra-scheduler-shim}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: scheduler}]
-"""
-
 
 @pytest.fixture(scope="module")
 def tokens() -> dict[str, str]:
@@ -81,7 +71,7 @@ def server(
         f"{tokens['scheduler']},scheduler,scheduler-uid\n"
     )
     proc = start_server(workdir, ["--token-auth-file", str(token_file)])
-    proc.kubectl("apply", "-f", "-", input=SHIM_BINDING)
+    proc.kubectl("apply", "-f", "-", input=shim_binding("scheduler"))
     yield proc
     proc.stop()
 
@@ -90,11 +80,12 @@ def server(
 def shim(
     server: ServerProcess, tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ShimProcess]:
-    workdir = tmp_path_factory.mktemp("shim")
-    kubeconfig = workdir / "kubeconfig"
-    write_kubeconfig(kubeconfig, server.url, server.ca, tokens["scheduler"], user="scheduler")
-    proc = start_shim(
-        server, workdir, ["--attach-timeout", str(ATTACH_TIMEOUT)], kubeconfig=kubeconfig
+    proc = start_shim_as(
+        server,
+        tmp_path_factory.mktemp("shim"),
+        "scheduler",
+        tokens["scheduler"],
+        ["--attach-timeout", str(ATTACH_TIMEOUT)],
     )
     yield proc
     proc.stop()
@@ -232,24 +223,7 @@ def fabric(server: ServerProcess) -> str:
 def _claiming_pod(server: ServerProcess) -> dict[str, Any]:
     claim, pod = unique("fabric-claim"), unique("fabric-pod")
     request = {"name": "gpu", "exactly": {"deviceClassName": FABRIC}}
-    _apply(
-        server,
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {"name": claim, "namespace": "default"},
-            "spec": {"devices": {"requests": [request]}},
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": pod, "namespace": "default"},
-            "spec": {
-                "containers": [{"name": "main", "image": "busybox"}],
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
-            },
-        },
-    )
+    _apply(server, claim_object(claim, request), pod_object(pod, claim))
     with server.client() as client:
         stored: dict[str, Any] = client.get(f"/api/v1/namespaces/default/pods/{pod}").json()
     return stored
@@ -268,11 +242,6 @@ def _scrape(shim: ShimProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], 
 def _delta(before: dict[Any, float], after: dict[Any, float], name: str, **labels: str) -> float:
     key = (name, tuple(sorted(labels.items())))
     return after.get(key, 0.0) - before.get(key, 0.0)
-
-
-def _bind_args(pod: dict[str, Any], node: str) -> dict[str, str]:
-    meta = pod["metadata"]
-    return {"PodName": meta["name"], "PodNamespace": "default", "PodUID": meta["uid"], "Node": node}
 
 
 def _claim(server: ServerProcess, pod: dict[str, Any]) -> dict[str, Any]:
@@ -318,7 +287,7 @@ def test_filter_then_bind_with_attaching_counts_calls_and_waits(
         assert [s["Host"] for s in scores] == [fabric]
         controller = threading.Thread(target=_attach, args=(server, pod))
         controller.start()
-        bound = client.post("/bind", json=_bind_args(pod, fabric)).json()
+        bound = client.post("/bind", json=bind_args(pod, fabric)).json()
         controller.join()
     assert bound == {"Error": ""}
     wide = server.kubectl("get", "pod", pod["metadata"]["name"], "-o", "wide").stdout.splitlines()
@@ -341,7 +310,7 @@ def test_a_bind_nobody_attaches_times_out_and_is_counted(
     before = _scrape(shim)
     pod = _claiming_pod(server)
     with shim.client() as client:
-        answer = client.post("/bind", json=_bind_args(pod, fabric)).json()
+        answer = client.post("/bind", json=bind_args(pod, fabric)).json()
     assert answer["Error"].startswith(f"timed out after {ATTACH_TIMEOUT:g} s waiting for")
     assert "allocation" not in _claim(server, pod).get("status", {})
 

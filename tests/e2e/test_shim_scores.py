@@ -25,7 +25,7 @@ from apiserver.shim.app import build_app
 from apiserver.shim.paths import Paths
 
 from .harness import REPO, ServerProcess, start_server
-from .objects import unique
+from .objects import bind_args, create_pod_with_claim
 
 GROUP = "resource.k8s.io"
 PATH = f"/apis/{GROUP}/v1alpha3/allocationreviews"
@@ -55,9 +55,11 @@ def _review(server: ServerProcess, spec: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
+GPU_REQUEST = {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}
+
+
 def _gpu_claim() -> dict[str, Any]:
-    request = {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}
-    return {"devices": {"requests": [request]}}
+    return {"devices": {"requests": [GPU_REQUEST]}}
 
 
 def test_scores_answer_over_kubectl(cluster: ServerProcess) -> None:
@@ -138,33 +140,8 @@ async def shim(cluster: ServerProcess, recording: Recording) -> AsyncIterator[ht
 
 
 def _pod(server: ServerProcess) -> dict[str, Any]:
-    claim, pod = unique("claim"), unique("pod")
-    with server.client() as client:
-        made = client.post(
-            f"/apis/{GROUP}/v1/namespaces/{NS}/resourceclaims",
-            json={
-                "apiVersion": f"{GROUP}/v1",
-                "kind": "ResourceClaim",
-                "metadata": {"name": claim},
-                "spec": _gpu_claim(),
-            },
-        )
-        assert made.status_code == 201, made.text
-        created = client.post(
-            f"/api/v1/namespaces/{NS}/pods",
-            json={
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": pod},
-                "spec": {
-                    "containers": [{"name": "main", "image": "busybox"}],
-                    "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
-                },
-            },
-        )
-        assert created.status_code == 201, created.text
-    body: dict[str, Any] = created.json()
-    return body
+    pod, _ = create_pod_with_claim(server, GPU_REQUEST, namespace=NS)
+    return pod
 
 
 async def _filter(shim: httpx.AsyncClient, pod: dict[str, Any], nodes: list[str]) -> list[str]:
@@ -182,9 +159,7 @@ async def _prioritize(shim: httpx.AsyncClient, pod: dict[str, Any], fits: list[s
 
 
 async def _bind(shim: httpx.AsyncClient, pod: dict[str, Any], node: str) -> str:
-    meta = pod["metadata"]
-    args = {"PodName": meta["name"], "PodNamespace": NS, "PodUID": meta["uid"], "Node": node}
-    error: str = (await shim.post("/bind", json=args)).json()["Error"]
+    error: str = (await shim.post("/bind", json=bind_args(pod, node))).json()["Error"]
     return error
 
 

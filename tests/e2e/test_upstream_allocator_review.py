@@ -1,4 +1,4 @@
-"""Upstream's allocator test suite (``tests/unit/upstream_allocator/*.yaml``) through a real
+"""Upstream's allocator test suite (``tests/unit/allocator/upstream/*.yaml``) through a real
 server: every runnable case's objects are created over HTTPS (node, DeviceClasses,
 ResourceSlices, claims holding the already-allocated devices, the claims to allocate), an
 AllocationReview asks for the case's node, and the answer is compared with upstream's
@@ -21,7 +21,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.unit.upstream_cases import Case, allocated_claims, load_cases, runnable, verdict
+from tests.unit.allocator.upstream_cases import (
+    Case,
+    allocated_claims,
+    load_cases,
+    runnable,
+    verdict,
+)
 
 from .harness import ServerProcess, start_server
 

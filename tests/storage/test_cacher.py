@@ -21,15 +21,9 @@ from apiserver.storage.cacher import WatchCache, kind_prefix
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.localetcd import LocalEtcd
 from devtools.waiting import eventually
+from tests.storage.items import HANG, PREFIX, item
 
 from .conftest import etcd_store, unique_prefix
-
-PREFIX = "/test/items/"
-HANG = 30.0
-
-
-def item(name: str, n: int = 0) -> dict[str, Any]:
-    return {"metadata": {"name": name}, "n": n}
 
 
 class CountingStore(SQLiteStore):

@@ -10,7 +10,6 @@ bookmarks and the 410 ERROR event.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -33,30 +32,10 @@ from apiserver.storage import (
     PreconditionFailedError,
     RevisionCompactedError,
     Store,
-    WatchEvent,
 )
 from devtools.waiting import eventually
-
-PREFIX = "/test/items/"
-# A safety net so a broken watch fails the test instead of hanging it; never a measure.
-HANG = 30.0
-
-
-def key(name: str) -> str:
-    return PREFIX + name
-
-
-def item(name: str, n: int = 0, **extra: Any) -> dict[str, Any]:
-    return {"metadata": {"name": name}, "n": n, **extra}
-
-
-async def next_event(events: AsyncIterator[WatchEvent]) -> WatchEvent:
-    return await asyncio.wait_for(anext(events), HANG)
-
-
-async def collect(events: AsyncIterator[WatchEvent], count: int) -> list[WatchEvent]:
-    return [await next_event(events) for _ in range(count)]
-
+from tests.storage.items import HANG, PREFIX, collect, item, key, next_event
+from tests.unit.builders import rsp_body
 
 # -- create, get, update, delete ----------------------------------------------------------
 
@@ -652,12 +631,7 @@ OPTS = WriteOptions()
 
 
 def patch_body(name: str, tier: str, priority: int = 1) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{GROUP}/v1alpha3",
-        "kind": "ResourceSlicePatch",
-        "metadata": {"name": name, "labels": {"tier": tier}},
-        "spec": {"devices": {"priority": priority}},
-    }
+    return rsp_body(name, priority, labels={"tier": tier})
 
 
 @pytest.fixture

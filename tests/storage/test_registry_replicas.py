@@ -19,6 +19,7 @@ from apiserver.machinery.updates import Mutation
 from apiserver.storage.cacher import WatchCache
 from apiserver.toolkit import MERGE_PATCH
 from devtools.localetcd import LocalEtcd
+from tests.unit.builders import rsp_body
 
 from .conftest import etcd_store, unique_prefix
 
@@ -41,15 +42,6 @@ async def replicas(etcd: LocalEtcd) -> AsyncIterator[tuple[Registry, Registry]]:
     finally:
         for store in stores:
             await store.close()
-
-
-def body(name: str, **meta: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": API,
-        "kind": "ResourceSlicePatch",
-        "metadata": {"name": name, **meta},
-        "spec": {"devices": {"priority": 1}},
-    }
 
 
 def _count(obj: dict[str, Any]) -> dict[str, Any]:
@@ -78,7 +70,7 @@ async def test_writes_of_every_kind_from_two_replicas_lose_nothing(
     replicas: tuple[Registry, Registry],
 ) -> None:
     first, second = replicas
-    await first.create(None, body("p", annotations={"seed": "y"}), OPTS)
+    await first.create(None, rsp_body("p", annotations={"seed": "y"}), OPTS)
     keys = []
     for round_ in range(ROUNDS):
         writes: list[Awaitable[Any]] = []
@@ -102,12 +94,12 @@ async def test_a_put_race_across_replicas_has_one_winner(
     first, second = replicas
     for round_ in range(ROUNDS):
         name = f"put-{round_}"
-        version = str((await first.create(None, body(name), OPTS)).obj.revision)
+        version = str((await first.create(None, rsp_body(name), OPTS)).obj.revision)
 
         async def put(reg: Registry, i: int, name: str = name, version: str = version) -> int:
             try:
                 await reg.update(
-                    None, name, body(name, resourceVersion=version, labels={"w": str(i)}), OPTS
+                    None, name, rsp_body(name, resourceVersion=version, labels={"w": str(i)}), OPTS
                 )
             except StatusError as err:
                 return err.code
