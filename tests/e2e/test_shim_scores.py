@@ -25,7 +25,7 @@ from apiserver.shim.app import build_app
 from apiserver.shim.paths import Paths
 
 from .harness import REPO, ServerProcess, start_server
-from .objects import bind_args, create_pod_with_claim
+from .objects import bind_args, create_pod_with_claim, unique
 
 GROUP = "resource.k8s.io"
 PATH = f"/apis/{GROUP}/v1alpha3/allocationreviews"
