@@ -53,12 +53,11 @@ kubectls: $(STAMP)
 client-node: $(STAMP)
 	CI=true $(PY) -m devtools.clientnode </dev/null
 
-# make test PYTEST_WORKERS=3 runs the suite on three workers, each test file whole on one of
-# them (its module fixtures start once): most e2e time is waiting on server processes,
-# subprocesses and real timeouts, which overlaps even on two cores (about 11 minutes instead
-# of 15 here). One process by default until test_shutdown's Ctrl-C exit status is reliable
-# on workers: it exited 0 instead of 130 in two of three parallel runs.
-PYTEST_WORKERS ?= 0
+# The suite runs on three pytest-xdist workers, each test file whole on one of them (its module
+# fixtures start once): most e2e time is waiting on server processes, subprocesses and real
+# timeouts, which overlaps even on two cores (about 11 minutes instead of 15 in one process,
+# measured on a two-core machine). PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= 3
 
 test: lint typecheck layers kubectls client-node
 	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadfile

@@ -32,6 +32,7 @@ from .accesslog import enable_access_log
 from .app import APIServer, Service, build_app
 from .assembly import assemble
 from .cluster import Cluster, RateLimit
+from .interrupt import interruptible
 from .kubeconfig import write_kubeconfig
 from .modes import build_cluster, check_upstream, stored_kinds
 from .options import ServeOptions
@@ -181,6 +182,12 @@ def prepare(options: ServeOptions) -> tuple[uvicorn.Config, APIServer]:
 
 
 def serve(options: ServeOptions) -> None:
+    """Serve until SIGTERM or Ctrl-C; Ctrl-C, at any point, exits with status 130."""
+    with interruptible():
+        _serve(options)
+
+
+def _serve(options: ServeOptions) -> None:
     serving = options.serving
     listener = bind(serving.bind_address, serving.secure_port)  # before anything is written
     config, _server = prepare(options)
@@ -194,9 +201,4 @@ def serve(options: ServeOptions) -> None:
     # Watches end when the server begins to shut down, rather than being cancelled (and
     # logged as failed requests) once the grace period is over.
     server = AnnouncingServer(config, message, on_shutdown=_server.handler.stopping.set)
-    try:
-        server.run(sockets=[listener])
-    except KeyboardInterrupt:
-        # uvicorn raises the Ctrl-C it caught again once it has shut down cleanly; the
-        # exit status says so, without a traceback.
-        raise SystemExit(130) from None
+    server.run(sockets=[listener])

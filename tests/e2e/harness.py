@@ -35,6 +35,9 @@ class ServerProcess:
     port: int
     extra_args: list[str] = field(default_factory=list)
     storage: str | None = None  # a --storage URL; by default an SQLite file in workdir
+    launcher: list[str] = field(default_factory=list)
+    """What the server is started through (the server's command line follows it, and it
+    execs that): a parent with its own signal dispositions, say."""
 
     def __post_init__(self) -> None:
         self.process = ChildProcess("server", self.log, cwd=REPO)
@@ -68,7 +71,7 @@ class ServerProcess:
         return admin_token(self.workdir)
 
     def start(self, timeout: float = START_TIMEOUT) -> ServerProcess:
-        args = serve_command(
+        args = self.launcher + serve_command(
             self.workdir,
             self.port,
             self.storage,
@@ -136,10 +139,15 @@ class ServerProcess:
 
 
 def start_server(
-    workdir: Path, extra_args: list[str] | None = None, storage: str | None = None
+    workdir: Path,
+    extra_args: list[str] | None = None,
+    storage: str | None = None,
+    launcher: list[str] | None = None,
 ) -> ServerProcess:
     workdir.mkdir(parents=True, exist_ok=True)
-    return ServerProcess(workdir, free_port(), list(extra_args or []), storage=storage).start()
+    return ServerProcess(
+        workdir, free_port(), list(extra_args or []), storage=storage, launcher=list(launcher or [])
+    ).start()
 
 
 def module_server(name: str, extra_args: list[str] | None = None) -> Any:

@@ -94,14 +94,19 @@ async def one_round(
     servers: list[ServerProcess], reviews: int, devices: int, *, rounds: int = 1
 ) -> None:
     """``rounds`` times: a fresh pool of ``devices``; ``reviews`` reviews race for it."""
-    async with contextlib.AsyncExitStack() as stack:
-        clients = [await stack.enter_async_context(s.async_client(timeout=120)) for s in servers]
-        for _ in range(rounds):
-            n = next(_rounds)
-            node, pool = f"race-node-{n}", f"race-pool-{n}"
-            servers[0].kubectl(
-                "apply", "-f", "-", input=yaml.safe_dump_all(setup_docs(node, pool, devices))
-            )
+    for _ in range(rounds):
+        n = next(_rounds)
+        node, pool = f"race-node-{n}", f"race-pool-{n}"
+        servers[0].kubectl(
+            "apply", "-f", "-", input=yaml.safe_dump_all(setup_docs(node, pool, devices))
+        )
+        # New connections each round: one left idle through the kubectl runs between rounds
+        # can meet the server's keep-alive timeout (5 s, like httpx's own expiry) just as it
+        # is reused, and fail unanswered; on a loaded machine those runs take about that long.
+        async with contextlib.AsyncExitStack() as stack:
+            clients = [
+                await stack.enter_async_context(s.async_client(timeout=120)) for s in servers
+            ]
             held = await race(clients, node, reviews)
             assert len(held) == min(reviews, devices), (len(held), reviews, devices)
             assert len(set(held)) == len(held), sorted(held)
