@@ -18,7 +18,8 @@ sent half a head held its connection, and a file descriptor, forever). Each dead
 timer handle on the event loop, armed when a head or body starts to be awaited and
 cancelled when it is complete: no task and no polling per connection, and a request that
 arrives in one read (a GET) arms no body timer at all. Idle time between requests is
-uvicorn's keep-alive timeout; a response being written (a watch) is no longer reading.
+uvicorn's keep-alive timeout (``serving.IDLE_TIMEOUT``); a response being written (a watch)
+is no longer reading.
 
 Writing has a deadline too: a client that reads nothing of a response for the write-stall
 timeout (the transport has asked the protocol to pause writing and not resumed) has its

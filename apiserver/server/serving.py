@@ -95,6 +95,14 @@ def serving_files(options: ServingOptions) -> ServingFiles:
     return ensure_serving_certs(options.cert_dir, [options.bind_address, *options.tls_san])
 
 
+IDLE_TIMEOUT = 90
+"""Seconds a kept-alive connection may sit idle between requests: kube-apiserver's
+``IdleTimeout`` (Go's default transport keeps idle connections as long). uvicorn's own 5 s
+equals httpx's keep-alive expiry, so a client reusing a connection just then could meet the
+server's close of it and lose its request; a server that waits longer than its clients do
+leaves the closing to them."""
+
+
 def uvicorn_config(
     app: ASGIApp, options: ServingOptions, files: ServingFiles, client_cas: list[str]
 ) -> uvicorn.Config:
@@ -120,6 +128,7 @@ def uvicorn_config(
         # TLS 1.2 with AEAD suites only, and TLS 1.3.
         ssl_context_factory=with_policy(ssl_context_factory(client_cas)),
         timeout_graceful_shutdown=5,
+        timeout_keep_alive=IDLE_TIMEOUT,
         # Nothing in front of the server sets X-Forwarded-* for it to trust.
         proxy_headers=False,
         lifespan="on",

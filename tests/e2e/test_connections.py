@@ -39,6 +39,8 @@ BODY_TIMEOUT = 3.0
 WRITE_STALL_TIMEOUT = 3.0
 HALF_OPEN = 500
 SILENT = 50
+CLIENT_KEEP_ALIVE = 5.0
+"""httpx's keep-alive expiry: how long it keeps an idle connection before closing it."""
 """Of the half-open connections, how many send nothing at all after the handshake."""
 
 
@@ -207,6 +209,24 @@ def test_a_later_request_on_a_kept_connection_has_its_own_deadline(
         sock.setblocking(False)
         wait_for(lambda: _closed_by_server(conn), "the kept connection to be closed")
         assert time.monotonic() - started >= HEADER_TIMEOUT
+    finally:
+        sock.close()
+
+
+def test_a_connection_idle_past_a_clients_keep_alive_still_serves(server: ServerProcess) -> None:
+    """Idle longer than httpx keeps a connection (5 s), the server has not closed it: the
+    client, not the server, ends an idle connection, so a reuse never meets a close."""
+    sock = connect(server)
+    request = (
+        b"GET /version HTTP/1.1\r\nHost: x\r\n"
+        + f"Authorization: Bearer {server.token}\r\n\r\n".encode()
+    )
+    try:
+        sock.sendall(request)
+        assert read_response(sock)[0] == 200
+        time.sleep(CLIENT_KEEP_ALIVE + 1)
+        sock.sendall(request)
+        assert read_response(sock)[0] == 200
     finally:
         sock.close()
 

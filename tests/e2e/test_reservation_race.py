@@ -100,9 +100,8 @@ async def one_round(
         servers[0].kubectl(
             "apply", "-f", "-", input=yaml.safe_dump_all(setup_docs(node, pool, devices))
         )
-        # New connections each round: one left idle through the kubectl runs between rounds
-        # can meet the server's keep-alive timeout (5 s, like httpx's own expiry) just as it
-        # is reused, and fail unanswered; on a loaded machine those runs take about that long.
+        # New connections each round, as a fresh client would have: the rounds race on
+        # reviews, not on connections left idle through the kubectl runs between rounds.
         async with contextlib.AsyncExitStack() as stack:
             clients = [
                 await stack.enter_async_context(s.async_client(timeout=120)) for s in servers
