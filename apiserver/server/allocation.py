@@ -26,9 +26,11 @@ node infeasible (``ReservationContention``): never ``feasible`` without a reserv
 The answer carries ``status.stateVersion`` (``stateversion``); with ``spec.answer: Scores``
 each node's entry leaves out its allocations, and a review of no nodes answers only the
 version; one whose ``spec.knownStateVersion`` is the version now answers ``unchanged``
-without searching (the client's earlier answer stands). The pool index's snapshot is taken again only when a pool changed, and the
-allocator's candidates, selector results and groups are kept across reviews while the
-devices and classes stay the same (``allocator.SharedCaches``).
+without searching (the client's earlier answer stands). With allocations, a feasible node's
+entry lists ``needsAttaching``: the devices a binder must wait for (KEP-5007). The pool
+index's snapshot is taken again only when a pool changed, and the allocator's candidates,
+selector results and groups are kept across reviews while the devices and classes stay the
+same (``allocator.SharedCaches``).
 """
 
 from __future__ import annotations
