@@ -118,16 +118,14 @@ class AllocationService:
         nodes, unknown = self._nodes(spec.node_names)
         answer = _Answer(unknown, allocations=spec.answer != ANSWER_SCORES)
         budget = ReviewBudget()  # one for the review, every round and node included
+        version = self.version.current(self.reservations.held())
+        if spec.known_state_version == version:  # validation keeps it from reserving reviews
+            return {"stateVersion": version, "unchanged": True}
+        if not nodes:
+            return {"nodes": [], "stateVersion": version}
         if not spec.reserve:
-            version = self.version.current(self.reservations.held())
-            if spec.known_state_version == version:
-                return {"stateVersion": version, "unchanged": True}
-            if not nodes:
-                return {"nodes": [], "stateVersion": version}
             results = await self._search(claims, nodes, set(), budget)
             return {"nodes": answer.of(results), "stateVersion": version}
-        if not nodes:
-            return {"nodes": [], "stateVersion": self.version.current(self.reservations.held())}
         return await self._reserving(review, claims, nodes, user, budget, answer)
 
     async def _search(

@@ -42,8 +42,17 @@ from .scheduling import Scheduler
 log = logging.getLogger(__name__)
 
 
+class _Answer(Response):
+    """An extender answer that remembers whether it carries an ``Error`` (for the metrics,
+    without decoding what was just encoded)."""
+
+    failed = False
+
+
 def _json(body: Any, code: int = 200) -> Response:
-    return Response(orjson.dumps(body), status_code=code, media_type="application/json")
+    answer = _Answer(orjson.dumps(body), status_code=code, media_type="application/json")
+    answer.failed = isinstance(body, dict) and bool(body.get("Error"))
+    return answer
 
 
 async def _body(request: Request) -> Any:
@@ -83,8 +92,7 @@ def _outcome(response: Response) -> str:
         return BAD_REQUEST
     if response.status_code >= 500:
         return ERROR
-    body = orjson.loads(bytes(response.body))
-    return ERROR if isinstance(body, dict) and body.get("Error") else OK
+    return ERROR if isinstance(response, _Answer) and response.failed else OK
 
 
 def _counted(metrics: ShimMetrics, verb: str) -> Callable[[Verb], Verb]:
