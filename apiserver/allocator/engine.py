@@ -17,12 +17,13 @@ counted) and answers a ``NodeResult`` (``outcome``): feasible or not, a score (s
 ``result``), per claim the upstream AllocationResult, and when infeasible, reasons naming
 the claim, the request and what removed the candidates, with counts.
 
-This module drives; three collaborators, made here, do the rest: the held ledger
+This module drives; four collaborators, made here, do the rest: the held ledger
 (``ledger``: what is held and consumed, its books made on first use), the planner
-(``planning``: each claim's plan on a node, and the caches) and the explainer (``explain``:
-reasons, built when first read). Here: the greedy fast path (``_greedy``: take the first
-free candidates when that is what the search would do, most nodes of a review end there)
-and the search driver around ``search.Search``.
+(``planning``: each claim's plan on a node, and the caches), the explainer (``explain``:
+reasons, built when first read) and the greedy fast path (``greedy``: take the first free
+candidates when that is what the search would do; most nodes of a review end there, and
+what it chose is kept per node and claims shape). Here: the search driver around
+``search.Search``.
 
 No I/O, no API types inside the loop: the search (``search``) runs over candidates
 (``candidates``) and constraints (``constraints``) the planner builds. Caches are on unless
@@ -42,7 +43,6 @@ nodes it had no budget left for "not searched".
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import Generator, Iterable, Mapping, Sequence
 
@@ -50,16 +50,19 @@ from ..api.resource import DeviceID
 from ..pools import Node, Pools, selector_matches
 from ..toolkit import JSON
 from .budget import ReviewBudget
-from .candidates import Candidate
-from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim
+from .claims import Claim
 from .constraints import Evaluations
 from .explain import Explainer
+from .greedy import Greedy
 from .ledger import Ledger
 from .outcome import ClaimOutcome, NodeResult
 from .planning import Planner, Problem
 from .reasons import ALLOCATED_ELSEWHERE, BUDGET_EXHAUSTED, NOT_SEARCHED, Reason
 from .result import score
-from .search import SLICE, AlternativePlan, Budget, ClaimPlan, Consumed, GaveUp, Search, Usage
+from .search import SLICE, Budget, ClaimPlan, Consumed, GaveUp, Search, Usage
+
+LOOK_EVERY = 16
+"""Nodes answered without a search (microseconds each) between two looks at the clock."""
 
 
 class Allocator:
@@ -83,6 +86,7 @@ class Allocator:
             pools, classes, self.ledger, symmetry=symmetry, caches=caches, prune=prune
         )
         self.explainer = Explainer(pools, self.planner, self.ledger)
+        self.greedy = Greedy(self.planner, self.ledger, self.explainer, classes)
 
     # -- holding (the ledger's) ------------------------------------------------------
 
@@ -141,11 +145,15 @@ class Allocator:
         budget = budget if budget is not None else ReviewBudget(self.budget)
         out: list[NodeResult] = []
         paused = time.perf_counter()
+        shape = self.greedy.shape(claims)  # once: the greedy path's answers are kept by it
+        searched = True  # after a search (and before the first node), look at the clock
         for i, node in enumerate(nodes):
-            if budget.exhausted:
+            look = searched or not i % LOOK_EVERY
+            if look and budget.exhausted:
                 out.extend(_not_searched(n, budget) for n in nodes[i:])
                 break
-            quick = self._quick(claims, node)
+            quick = self._quick(claims, node, shape)
+            searched = quick is None
             if quick is not None:
                 out.append(quick)
                 budget.spend(quick.steps, 0)
@@ -160,7 +168,7 @@ class Allocator:
                     result: NodeResult = done.value
                     out.append(result)
                     budget.spend(result.steps, result.evaluations)
-            if time.perf_counter() - paused > SLICE:  # most nodes take microseconds
+            if look and time.perf_counter() - paused > SLICE:  # most nodes take microseconds
                 await asyncio.sleep(0)
                 paused = time.perf_counter()
         return out
@@ -175,9 +183,14 @@ class Allocator:
             return quick
         return (yield from self._search(claims, node, budget))
 
-    def _quick(self, claims: Sequence[Claim], node: Node) -> NodeResult | None:
+    def _quick(
+        self, claims: Sequence[Claim], node: Node, shape: int | None = None
+    ) -> NodeResult | None:
         """The answer without a search: an allocated claim whose allocation does not reach
-        the node, or what ``_greedy`` finds; None when it takes a search."""
+        the node, or what the greedy path finds (``greedy``); None when it takes a search.
+        ``shape``: the claims' shape (``Greedy.shape``), when none of them is allocated."""
+        if shape is not None:
+            return self.greedy.answer(claims, node, shape)
         for claim in claims:
             if not _allocation_reaches(claim, node):
                 return NodeResult(
@@ -192,81 +205,7 @@ class Allocator:
                         ),
                     ),
                 )
-        return self._greedy(claims, node)
-
-    # -- the greedy fast path --------------------------------------------------------
-
-    def _greedy(self, claims: Sequence[Claim], node: Node) -> NodeResult | None:
-        """The answer without a search, when taking the first free candidates in order of
-        preference satisfies every claim: claims without constraints, each request with one
-        alternative (no ``All``, no admin access) and candidates that consume no counters.
-        It is the search's own first branch, so the answer is the one the search would give.
-        A request with fewer free candidates than it needs is infeasible without a search;
-        None sends the call to the search."""
-        planner = self.planner  # once per node: the loop below runs on every node
-        if not planner.caches:
-            return None
-        chosen: set[DeviceID] = set()
-        outcomes = []
-        picks: list[tuple[Alternative, Candidate]] = []
-        for claim in claims:
-            if claim.allocation is not None:
-                if not self._holds_whole(claim):
-                    return None
-                outcomes.append(ClaimOutcome(claim))
-                continue
-            if not claim.simple or claim.problem or claim.minimum_devices > MAX_DEVICES_PER_CLAIM:
-                return None
-            mine: list[tuple[Alternative, Candidate]] = []
-            for request in claim.requests:
-                alternative = request.alternatives[0]
-                try:
-                    free = planner.free_candidates(claim, alternative, node)
-                except Problem:
-                    return None
-                need = alternative.count
-                for candidate in free:
-                    cid = candidate.id
-                    if cid in chosen:
-                        continue
-                    if candidate.consumes or candidate.shared:
-                        return None
-                    chosen.add(cid)
-                    mine.append((alternative, candidate))
-                    need -= 1
-                    if need == 0:
-                        break
-                if need:
-                    if len(free) >= alternative.count:
-                        return None  # others of this call took them: the search decides
-                    return self._too_few(claim, alternative, free, node)
-            picks.extend(mine)
-            outcomes.append(ClaimOutcome(claim, tuple(mine), node.name, self.classes))
-        return NodeResult(node.name, True, score(picks), tuple(outcomes), steps=len(picks))
-
-    def _holds_whole(self, claim: Claim) -> bool:
-        """Whether an allocated claim's dedicated devices are all held already, so the
-        greedy path may answer for it (else the search counts them)."""
-        held = self.ledger.held
-        return not any(
-            not r.admin_access and not r.shared and r.id not in held for r in claim.allocated
-        )
-
-    def _too_few(
-        self,
-        claim: Claim,
-        alternative: Alternative,
-        free: list[Candidate],
-        node: Node,
-    ) -> NodeResult:
-        """Infeasible: the request has fewer free candidates than it needs. The reasons are
-        built when first read."""
-        groups, _ = self.planner.groups(claim, alternative, node)  # cached: the free list's
-        plan = AlternativePlan(alternative, groups, alternative.count)
-        left = {c.id for c in free}
-        taken = frozenset(c.id for g in groups for c in g.members if c.id not in left)
-        why = functools.partial(self.explainer.short, claim.name, plan, node, taken)
-        return NodeResult(node.name, False, why=why)
+        return self.greedy.answer(claims, node, None)
 
     # -- the search ------------------------------------------------------------------
 

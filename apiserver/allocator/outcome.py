@@ -2,9 +2,9 @@
 
 A ``NodeResult`` says whether the claims fit the node together, with a score (see
 ``result``), each claim's outcome and, when they do not, the reasons (``reasons.Reason``).
-Both build what most callers never read only when it is first read: a claim's upstream
-AllocationResult (most nodes of a review are never bound to) and the reasons of an
-infeasible node (most are never shown).
+Both build what most callers never read only when it is first read: the claims' outcomes
+and each one's upstream AllocationResult (most nodes of a review are never bound to) and the
+reasons of an infeasible node (most are never shown).
 """
 
 from __future__ import annotations
@@ -54,12 +54,16 @@ class ClaimOutcome:
         return allocation_result(self.claim, list(self.picks), self.classes, self.node, self.shares)
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeResult:
+    """Slotted: a review over thousands of nodes makes one per node."""
+
     node: str
     feasible: bool
     score: int = 0
-    claims: tuple[ClaimOutcome, ...] = ()
+    outcomes: tuple[ClaimOutcome, ...] | Callable[[], tuple[ClaimOutcome, ...]] = ()
+    """Each claim's outcome, or how to build them when first read (``claims``): a review
+    answered with scores only never reads them."""
     why: tuple[Reason, ...] | Callable[[], tuple[Reason, ...]] = ()
     """The reasons, or how to build them when first read (most are never read)."""
     steps: int = 0
@@ -69,14 +73,24 @@ class NodeResult:
     """Three-valued checks of partial sets against CEL constraints (``partial``)."""
 
     @property
+    def claims(self) -> tuple[ClaimOutcome, ...]:
+        outcomes = self.outcomes
+        if callable(outcomes):
+            outcomes = self.outcomes = outcomes()
+        return outcomes
+
+    @property
     def devices(self) -> tuple[DeviceID, ...]:
         return tuple(d for c in self.claims for d in c.devices)
 
-    @functools.cached_property
+    @property
     def explanations(self) -> tuple[Reason, ...]:
         """Why the node is infeasible: each a code, the claim, the request and what removed
         its candidates, with counts."""
-        return self.why() if callable(self.why) else self.why
+        why = self.why
+        if callable(why):
+            why = self.why = why()
+        return why
 
     @property
     def reasons(self) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ version, each node's filtered (``tally``) and grouped candidates per request alt
 CEL constraint results per set of device signatures (``memo``, ``refuted``). ``shared``
 keeps them across reviews by attaching them to each new planner. ``free_candidates`` is the
 one cache that reads the held ledger: a node's candidates that nothing holds, kept with the
-pool states they were read from.
+pool states they were read from, and used again while those ``stand``.
 """
 
 from __future__ import annotations
@@ -46,11 +46,29 @@ class Problem(Exception):
 @dataclass(frozen=True, slots=True)
 class Free:
     """A node's free candidates for one alternative, and the pool states they were read
-    from (see ``Planner.free_candidates``)."""
+    from (see ``Planner.free``); ``kept``: whether the planner's cache holds it (not when
+    the ledger holds or released devices in those pools)."""
 
     pools: tuple[PoolKey, ...]
     states: tuple[PoolState | None, ...]
     free: list[Candidate]
+    kept: bool = True
+
+
+def stands(
+    pools: tuple[PoolKey, ...],
+    states: tuple[PoolState | None, ...],
+    now: Mapping[PoolKey, PoolState],
+    touched: set[PoolKey],
+) -> bool:
+    """Whether what was read from ``pools`` in ``states`` still holds: each pool has the
+    same state object in the snapshot ``now`` (a snapshot gives a pool a new state only
+    when it changed) and the ledger holds or released nothing in them (``touched``)."""
+    if touched and not touched.isdisjoint(pools):
+        return False
+    if len(pools) == 1:  # a node's own pool: the common case, kept cheap
+        return now.get(pools[0]) is states[0]
+    return all(now.get(k) is s for k, s in zip(pools, states, strict=True))
 
 
 class Planner:
@@ -79,7 +97,7 @@ class Planner:
         self.binding_pools: dict[int, bool] = {}
         self.filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
         self.grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
-        self.free: dict[tuple[str, tuple[Any, ...]], Free] = {}
+        self.free_entries: dict[tuple[str, tuple[Any, ...]], Free] = {}
 
     def evaluations(self) -> Evaluations:
         """A fresh count of CEL evaluations over this planner's constraint caches."""
@@ -251,35 +269,35 @@ class Planner:
         self, claim: Claim, alternative: Alternative, node: Node
     ) -> list[Candidate]:
         """The alternative's candidates on the node that nothing holds, in order of
-        preference. Kept across reviews (``shared``) with the states of the pools they
-        come from, and used again while each of those pools has the same state object in
-        this planner's snapshot (a snapshot gives a pool a new state only when it
-        changed) and the ledger holds or released nothing in them: then the node's groups
-        are not even looked up. Raises ``Problem`` as ``groups`` does."""
+        preference (see ``free``). Raises ``Problem`` as ``groups`` does."""
+        return self.free(claim, alternative, node).free
+
+    def free(self, claim: Claim, alternative: Alternative, node: Node) -> Free:
+        """The alternative's free candidates on the node, with the pool states they were
+        read from. Kept across reviews (``shared``) and used again while they ``stand``:
+        then the node's groups are not even looked up. Raises ``Problem`` as ``groups``
+        does."""
         key = (node.key, alternative.key)
-        entry = self.free.get(key) if self.caches else None
+        entry = self.free_entries.get(key) if self.caches else None
         states = self.pools.states
         touched = self._touched
-        if entry is not None and (not touched or touched.isdisjoint(entry.pools)):
-            if len(entry.pools) == 1:  # a node's own pool: the common case, kept cheap
-                if states.get(entry.pools[0]) is entry.states[0]:
-                    return entry.free
-            elif all(states.get(k) is s for k, s in zip(entry.pools, entry.states, strict=True)):
-                return entry.free
+        if entry is not None and stands(entry.pools, entry.states, states, touched):
+            return entry
         groups, _ = self.groups(claim, alternative, node)
         members = [c for g in groups for c in g.members]
         pools = tuple(dict.fromkeys(c.id[:2] for c in members))
+        read = tuple(states.get(k) for k in pools)
         if touched.intersection(pools) or not self.caches:
             held = self.ledger.held
-            return [c for c in members if c.id not in held]
+            return Free(pools, read, [c for c in members if c.id not in held], kept=False)
         free = []
         for candidate in members:
             state = states.get(candidate.id[:2])
             name = candidate.id.device
             if state is None or (name not in state.allocated and name not in state.reserved):
                 free.append(candidate)
-        self.free[key] = Free(pools, tuple(states.get(k) for k in pools), free)
-        return free
+        entry = self.free_entries[key] = Free(pools, read, free)
+        return entry
 
 
 def _fixed_size(constraint: Constraint, requests: list[RequestPlan]) -> int | None:

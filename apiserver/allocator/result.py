@@ -37,7 +37,12 @@ RANK_POINTS = {LOCAL: 100, ATTACHED: 50}
 
 
 def score(picks: Iterable[tuple[Alternative, Candidate]]) -> int:
-    points = [RANK_POINTS.get(c.rank, 0) for _, c in picks]
+    return score_of(c for _, c in picks)
+
+
+def score_of(candidates: Iterable[Candidate]) -> int:
+    """The score of a node where ``candidates`` were chosen."""
+    points = [RANK_POINTS.get(c.rank, 0) for c in candidates]
     return sum(points) // len(points) if points else 100
 
 

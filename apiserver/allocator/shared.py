@@ -1,10 +1,11 @@
 """What an allocator's planner computes that outlives one review: candidates, selector
-results, each node's filtered, grouped and free candidates, CEL constraint results.
+results, each node's filtered, grouped and free candidates, CEL constraint results, and
+what the greedy path chose on each node per claims shape (``greedy``).
 
 None of it depends on what is held (allocations and reservations change with every bind;
 the search checks them when it picks), only on the devices, their pools and the classes;
-free candidates are kept with the pool states they were read from and used again only
-while those stand (``planning.Planner.free_candidates``).
+free candidates and the greedy path's choices are kept with the pool states they were read
+from and used again only while those stand (``planning.stands``).
 So one ``SharedCaches`` serves every allocator made over the same devices and classes:
 ``SharedCaches.for_inputs`` keeps it while every pool's gathered slices and devices are the
 same objects and the classes are the same versions, and starts empty otherwise. A review
@@ -24,6 +25,7 @@ from ..pools import GatheredPool, Pools
 from ..toolkit import JSON
 from .candidates import Candidate, Group, SelectorCache, Tally
 from .engine import Allocator
+from .greedy import Answered
 from .planning import Free
 
 MAX_NODE_ENTRIES = 200_000
@@ -51,6 +53,8 @@ class SharedCaches:
         self.filtered: dict[tuple[str, tuple[Any, ...]], Tally] = {}
         self.grouped: dict[tuple[str, tuple[Any, ...]], list[Group]] = {}
         self.free: dict[tuple[str, tuple[Any, ...]], Free] = {}
+        self.answered: dict[int, dict[str, Answered]] = {}
+        self.shapes: dict[tuple[Any, ...], int] = {}
         self.devices_token: object = None
 
     @classmethod
@@ -62,7 +66,10 @@ class SharedCaches:
         if (
             previous is not None
             and previous.classes == versions
-            and len(previous.filtered) + len(previous.grouped) + len(previous.free)
+            and len(previous.filtered)
+            + len(previous.grouped)
+            + len(previous.free)
+            + sum(len(by_node) for by_node in previous.answered.values())
             < MAX_NODE_ENTRIES
         ):
             if previous.devices_token is pools.devices_token:
@@ -90,4 +97,6 @@ class SharedCaches:
         planner.candidates = self.candidates
         planner.filtered = self.filtered
         planner.grouped = self.grouped
-        planner.free = self.free
+        planner.free_entries = self.free
+        allocator.greedy.answered = self.answered
+        allocator.greedy.shapes = self.shapes

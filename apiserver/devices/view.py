@@ -33,7 +33,6 @@ device or a patch, so frozen objects it lets go of are still freed by reference 
 from __future__ import annotations
 
 import asyncio
-import gc
 import itertools
 import logging
 from collections import defaultdict
@@ -44,6 +43,7 @@ from ..api.resource import device_placement, flatten_slice, placement
 from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
 from ..toolkit import JSON
+from ..toolkit.collector import collector_paused
 from .matching import Candidate, Outcome, SelectorFailure, describe, patch_outcome
 from .merging import merge
 from .names import device_object_name, device_object_uid
@@ -253,15 +253,8 @@ class DeviceView:
 
     async def build(self) -> None:
         """The full computation from the sources' caches, yielding to the loop as it goes."""
-        paused = self.pause_gc and gc.isenabled()
-        if paused:
-            gc.disable()
-        try:
+        with collector_paused(pause=self.pause_gc, freeze=True):
             await self._build()
-        finally:
-            if paused:
-                gc.freeze()
-                gc.enable()
 
     async def _build(self) -> None:
         self.pacer.begin()

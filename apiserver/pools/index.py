@@ -38,6 +38,7 @@ from ..devices import Commit, DeviceState, DeviceView
 from ..sources import Source, SourceEvent
 from ..storage import EventType
 from ..tasks import BackgroundTask
+from ..toolkit.collector import collector_paused
 from .gather import DeviceFacts, GatheredPool, PoolKey, device_facts, gather
 from .reserved import HeldReservations
 from .snapshot import Pools, PoolState, add_share
@@ -278,14 +279,8 @@ class PoolIndex:
             self._wakeup.clear()
             if self._reset is None:
                 continue
-            paused = not frozen and gc.isenabled()
-            if paused:
-                gc.disable()
-            try:
+            with collector_paused(pause=not frozen):
                 await self._absorb()
-            finally:
-                if paused:
-                    gc.enable()
             if not frozen and self._absorbed.is_set():
                 await self.claims.wait_synced()
                 gc.freeze()

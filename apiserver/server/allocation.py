@@ -59,6 +59,7 @@ from ..machinery.user import UserInfo
 from ..pools import Node, PoolIndex, Pools
 from ..reservations import MAX_PER_USER, ClaimRef, ReservationService, taken_device
 from ..storage import Store
+from ..toolkit.collector import collector_paused
 from ..toolkit.options import non_negative, option
 from .cluster import Cluster
 from .stateversion import StateVersion
@@ -124,8 +125,11 @@ class AllocationService:
         if not nodes:
             return {"nodes": [], "stateVersion": version}
         if not spec.reserve:
-            results = await self._search(claims, nodes, set(), budget)
-            return {"nodes": answer.of(results), "stateVersion": version}
+            with collector_paused():  # until the results are answered (see ``_search``)
+                results = await self._search(claims, nodes, set(), budget)
+                answered = answer.of(results)
+                del results  # freed before the collector is back, so it never walks them
+            return {"nodes": answered, "stateVersion": version}
         return await self._reserving(review, claims, nodes, user, budget, answer)
 
     async def _search(
@@ -141,7 +145,10 @@ class AllocationService:
             self._frozen_at = 0
         self._shared = shared
         shared.attach(allocator)
-        results = sorted(await allocator.review(claims, nodes, budget), key=_rank)
+        # A review over thousands of nodes makes objects per node that live until it is
+        # answered: collections every 700 of them took a quarter of its time.
+        with collector_paused():
+            results = sorted(await allocator.review(claims, nodes, budget), key=_rank)
         self._freeze_new_caches(shared)
         return results
 

@@ -1,0 +1,214 @@
+"""The greedy fast path, and what it answered kept across reviews.
+
+When taking the first free candidates in order of preference satisfies every claim
+(claims without constraints, each request with one alternative, no ``All``, no admin
+access, candidates that consume no counters), that is the search's own first branch, so
+the answer is the one the search would give; most nodes of a review end here. A claim
+of one request with fewer free candidates than it needs is infeasible without a search. Anything else
+(``None``) goes to the search.
+
+What the path chose on a node depends only on the claims' shape (per request: what decides
+its candidates, and its count; not the names) and on the node's free candidates for each
+request (``planning.Free``). So the choice is kept per node and shape (``Answered``: per
+claim the request index and candidate of each pick, or which request came up short) with
+the pool states it was read from, and replayed for the next claims of that shape while
+those states stand: a review of a pod's claim after a bind recomputes only the nodes whose
+pools the bind changed. Kept in ``SharedCaches`` with the free candidates (dropped with
+them when devices or classes change).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..api.resource import DeviceID
+from ..pools import Node, PoolKey, PoolState
+from ..toolkit import JSON
+from .candidates import Candidate
+from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim
+from .explain import Explainer
+from .ledger import Ledger
+from .outcome import ClaimOutcome, NodeResult
+from .planning import Planner, Problem, stands
+from .result import score_of
+from .search import AlternativePlan
+
+Pick = tuple[int, Candidate]
+"""A request's index in its claim, and the candidate taken for it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """What the greedy path chose on one node for claims of one shape, and the pool states
+    it read. ``picks``: per claim, in request order; ``short``: the (claim, request) index
+    of a request with too few free candidates (then the node is infeasible)."""
+
+    pools: tuple[PoolKey, ...]
+    states: tuple[PoolState | None, ...]
+    picks: tuple[tuple[Pick, ...], ...] = ()
+    short: tuple[int, int] | None = None
+    score: int = 100
+
+
+_NONE: dict[str, Answered] = {}
+
+
+class _Undecided(Exception):
+    """The greedy path cannot answer: the search must."""
+
+
+class Greedy:
+    def __init__(
+        self,
+        planner: Planner,
+        ledger: Ledger,
+        explainer: Explainer,
+        classes: Mapping[str, JSON],
+    ) -> None:
+        self.planner = planner
+        self.ledger = ledger
+        self.explainer = explainer
+        self.classes = classes
+        self.answered: dict[int, dict[str, Answered]] = {}
+        """Per shape id and node key: what the path chose there (see ``SharedCaches``)."""
+        self.shapes: dict[tuple[Any, ...], int] = {}
+        """Each claims shape seen, numbered: the short key ``answered`` is kept under."""
+        self.replayed = 0
+        """Nodes answered from what was chosen before."""
+
+    def shape(self, claims: Sequence[Claim]) -> int | None:
+        """The number of the claims' shape, or None when what the path answers depends on
+        more than the shape (an allocated claim, or one the path never answers)."""
+        if not self.planner.caches:
+            return None
+        parts = []
+        for claim in claims:
+            if claim.allocation is not None or not _plain(claim):
+                return None
+            parts.append(
+                tuple((r.alternatives[0].key, r.alternatives[0].count) for r in claim.requests)
+            )
+        shape = tuple(parts)
+        return self.shapes.setdefault(shape, len(self.shapes))
+
+    def answer(self, claims: Sequence[Claim], node: Node, shape: int | None) -> NodeResult | None:
+        """The node's answer by the greedy path, or None when it takes a search. ``shape``
+        (``shape(claims)``, once per review) lets an earlier answer for claims of the same
+        shape on this node stand in, while the pools it read are unchanged."""
+        planner = self.planner
+        if not planner.caches:
+            return None
+        if shape is not None:
+            known = self.answered.get(shape, _NONE).get(node.key)
+            if known is not None and stands(
+                known.pools, known.states, planner.pools.states, self.ledger.touched
+            ):
+                self.replayed += 1
+                return self._replay(claims, node, known)
+        try:
+            answered, kept = self._choose(claims, node)
+        except _Undecided:
+            return None
+        if shape is not None and kept:
+            self.answered.setdefault(shape, {})[node.key] = answered
+        return self._replay(claims, node, answered)
+
+    def _choose(self, claims: Sequence[Claim], node: Node) -> tuple[Answered, bool]:
+        """The first free candidates for every request, and whether every free list read
+        was one the planner keeps (else the choice may not be kept either)."""
+        chosen: set[DeviceID] = set()
+        picks: list[tuple[Pick, ...]] = []
+        pools: dict[PoolKey, PoolState | None] = {}
+        kept = True
+        for c, claim in enumerate(claims):
+            if claim.allocation is not None:
+                if not self._holds_whole(claim):
+                    raise _Undecided
+                picks.append(())
+                continue
+            if not _plain(claim):
+                raise _Undecided
+            mine: list[Pick] = []
+            for r, request in enumerate(claim.requests):
+                alternative = request.alternatives[0]
+                try:
+                    entry = self.planner.free(claim, alternative, node)
+                except Problem:
+                    raise _Undecided from None
+                kept = kept and entry.kept
+                pools.update(zip(entry.pools, entry.states, strict=True))
+                need = alternative.count
+                for candidate in entry.free:
+                    if candidate.id in chosen:
+                        continue
+                    if candidate.consumes or candidate.shared:
+                        raise _Undecided
+                    chosen.add(candidate.id)
+                    mine.append((r, candidate))
+                    need -= 1
+                    if need == 0:
+                        break
+                if need:
+                    if (
+                        len(entry.free) >= alternative.count
+                        or len(claims) + len(claim.requests) > 2
+                    ):
+                        # Others of this call took them, or other requests may have reasons
+                        # of their own to give: the search decides and explains.
+                        raise _Undecided
+                    read = tuple(pools), tuple(pools.values())
+                    return Answered(*read, short=(c, r)), kept
+            picks.append(tuple(mine))
+        taken = score_of(candidate for mine in picks for _, candidate in mine)
+        return Answered(tuple(pools), tuple(pools.values()), tuple(picks), score=taken), kept
+
+    def _replay(self, claims: Sequence[Claim], node: Node, answered: Answered) -> NodeResult:
+        """The node's result for these claims from what was chosen (for them or for claims
+        of the same shape); the claims' outcomes are made when first read."""
+        if answered.short is not None:
+            c, r = answered.short
+            claim = claims[c]
+            return self._too_few(claim, claim.requests[r].alternatives[0], node)
+        steps = sum(len(mine) for mine in answered.picks)
+        outcomes = functools.partial(self._outcomes, claims, node.name, answered.picks)
+        return NodeResult(node.name, True, answered.score, outcomes, steps=steps)
+
+    def _outcomes(
+        self, claims: Sequence[Claim], node: str, picks: tuple[tuple[Pick, ...], ...]
+    ) -> tuple[ClaimOutcome, ...]:
+        outcomes = []
+        for claim, mine in zip(claims, picks, strict=True):
+            if claim.allocation is not None:
+                outcomes.append(ClaimOutcome(claim))
+                continue
+            requests = claim.requests
+            taken = tuple((requests[r].alternatives[0], candidate) for r, candidate in mine)
+            outcomes.append(ClaimOutcome(claim, taken, node, self.classes))
+        return tuple(outcomes)
+
+    def _holds_whole(self, claim: Claim) -> bool:
+        """Whether an allocated claim's dedicated devices are all held already, so the
+        greedy path may answer for it (else the search counts them)."""
+        held = self.ledger.held
+        return not any(
+            not r.admin_access and not r.shared and r.id not in held for r in claim.allocated
+        )
+
+    def _too_few(self, claim: Claim, alternative: Alternative, node: Node) -> NodeResult:
+        """Infeasible: the request has fewer free candidates than it needs. The reasons are
+        built when first read."""
+        free = self.planner.free_candidates(claim, alternative, node)
+        groups, _ = self.planner.groups(claim, alternative, node)  # cached: the free list's
+        plan = AlternativePlan(alternative, groups, alternative.count)
+        left = {c.id for c in free}
+        taken = frozenset(c.id for g in groups for c in g.members if c.id not in left)
+        why = functools.partial(self.explainer.short, claim.name, plan, node, taken)
+        return NodeResult(node.name, False, why=why)
+
+
+def _plain(claim: Claim) -> bool:
+    """Whether the greedy path may answer for an unallocated claim."""
+    return claim.simple and not claim.problem and claim.minimum_devices <= MAX_DEVICES_PER_CLAIM

@@ -1,0 +1,128 @@
+"""The greedy path's answers kept per node and claims shape (``allocator.greedy``): over
+random sequences of allocations changing one pool at a time, devices reserved by the review,
+and claims of a few shapes under fresh names, a review that replays kept answers says exactly
+what an allocator without caches says (feasibility, score, allocations, reasons); after one
+pool changes, only the nodes reaching it are answered anew."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+
+from apiserver.allocator import Allocator, SharedCaches, parse_claim
+from apiserver.allocator.claims import Claim
+from apiserver.api.resource import DeviceID
+from apiserver.pools import Node, Pools, PoolState
+from tests.unit.allocator.check import answer
+from tests.unit.builders import pools_of, slice_obj
+
+DRIVER = "dra.example.com"
+NODES = [Node(f"n{i}", {"zone": "a" if i % 2 else "b"}) for i in range(6)]
+CLASSES: dict[str, Any] = {
+    "dev": {"metadata": {"name": "dev", "uid": "u", "resourceVersion": "1"}, "spec": {}},
+}
+
+
+def _pools() -> Pools:
+    slices = [
+        slice_obj(
+            node.name,
+            [{"name": f"d{i}", "attributes": {"mem": {"int": 8 * (i % 3 + 1)}}} for i in range(4)],
+            driver=DRIVER,
+            nodeName=node.name,
+        )
+        for node in NODES
+    ]
+    fabric = [{"name": f"f{i}", "attributes": {"mem": {"int": 64}}} for i in range(2)]
+    slices.append(slice_obj("fabric", fabric, driver=DRIVER, allNodes=True))
+    return pools_of(*slices)
+
+
+def _request(name: str, count: int, selector: str | None = None) -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": "dev", "count": count}
+    if selector:
+        exactly["selectors"] = [{"cel": {"expression": selector}}]
+    return {"name": name, "exactly": exactly}
+
+
+BIG = 'device.attributes["dra.example.com"].mem >= 16'
+SHAPES: list[list[dict[str, Any]]] = [
+    [_request("gpu", 1)],
+    [_request("gpu", 2)],
+    [_request("a", 1, BIG), _request("b", 2)],
+    [_request("many", 5)],  # more than a node has alone: the fabric pool decides
+]
+
+
+def _claims(rng: random.Random, step: int) -> list[Claim]:
+    """One or two claims of the shapes above, named anew each step (as each pod's are)."""
+    picked = [rng.randrange(len(SHAPES)) for _ in range(rng.choice([1, 1, 2]))]
+    return [
+        parse_claim(f"ns/pod-{step}-{i}", {"devices": {"requests": SHAPES[shape]}})
+        for i, shape in enumerate(picked)
+    ]
+
+
+def _reallocate(rng: random.Random, pools: Pools) -> Pools:
+    """``pools`` with one pool's allocated and reserved devices drawn again."""
+    state = rng.choice(list(pools.states.values()))
+    names = sorted(state.gathered.devices)
+    allocated = frozenset(n for n in names if rng.random() < 0.4)
+    reserved = frozenset(n for n in names if n not in allocated and rng.random() < 0.2)
+    return pools.updated({state.key: PoolState(state.gathered, allocated, reserved)})
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_replayed_answers_equal_an_allocator_without_caches(seed: int) -> None:
+    rng = random.Random(seed)
+    pools = _pools()
+    shared: SharedCaches | None = None
+    replayed = 0
+    for step in range(30):
+        if rng.random() < 0.6:
+            pools = _reallocate(rng, pools)
+        reserved: set[DeviceID] = set()
+        if rng.random() < 0.2:  # devices this review must leave alone (a reserving review's)
+            state = rng.choice(list(pools.states.values()))
+            reserved = {DeviceID(*state.key, rng.choice(sorted(state.gathered.devices)))}
+        shared = SharedCaches.for_inputs(shared, pools, CLASSES)
+        kept = Allocator(pools, CLASSES, reserved=reserved)
+        shared.attach(kept)
+        claims = _claims(rng, step)
+        results = asyncio.run(kept.review(claims, NODES))
+        scratch = Allocator(Pools(pools.states.values()), CLASSES, reserved=reserved, caches=False)
+        expected = asyncio.run(scratch.review(claims, NODES))
+        assert [answer(r) for r in results] == [answer(r) for r in expected]
+        replayed += kept.greedy.replayed
+    assert replayed > 0  # answers did outlive the review that made them
+
+
+def test_a_changed_pool_recomputes_only_its_nodes() -> None:
+    pools = _pools()
+    shared = SharedCaches.for_inputs(None, pools, CLASSES)
+    claim = [parse_claim("ns/first", {"devices": {"requests": SHAPES[0]}})]
+    first = Allocator(pools, CLASSES)
+    shared.attach(first)
+    before = {r.node: r for r in asyncio.run(first.review(claim, NODES))}
+    (shape,) = shared.answered  # one shape of claims so far
+    made = dict(shared.answered[shape])
+    assert len(made) == len(NODES)
+
+    state = pools.states[(DRIVER, "n0")]
+    pools = pools.updated({state.key: PoolState(state.gathered, frozenset({"d0"}))})
+    shared = SharedCaches.for_inputs(shared, pools, CLASSES)
+    second = Allocator(pools, CLASSES)
+    shared.attach(second)
+    other = [parse_claim("ns/second", {"devices": {"requests": SHAPES[0]}})]
+    results = {r.node: r for r in asyncio.run(second.review(other, NODES))}
+
+    changed = [key for key, entry in made.items() if shared.answered[shape][key] is not entry]
+    assert changed == [NODES[0].key]
+    assert second.greedy.replayed == len(NODES) - 1
+    # The replayed answers are the second claim's, with the devices chosen before.
+    assert results["n1"].claims[0].name == "ns/second"
+    assert results["n1"].devices == before["n1"].devices
+    assert results["n1"].claims[0].allocation == before["n1"].claims[0].allocation
