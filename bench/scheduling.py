@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import shutil
 import signal
 import statistics
@@ -54,8 +55,11 @@ STATES = {"empty": 0, "half full": 5, "nearly full": 9}
 STATES_AT = {500: tuple(STATES), 100: ("half full",), 2000: ("half full",)}
 PODS = 40
 """Pods placed per size and state (throughput; the per-pod figures are their medians)."""
+TIES = random.Random(5000)
+"""Breaks ties between best-scoring nodes (see ``_choose``)."""
 REVIEW_SIZES = (500, 5000)
 REVIEW_ROUNDS = 15
+AFTER_WRITE = "Scores, after a bind's write"
 
 
 def nodes_to_score(nodes: int) -> int:
@@ -74,46 +78,42 @@ async def _fill(api: httpx.AsyncClient, nodes: int, per_node: int, already: int)
     if per_node <= already:
         return
     gate = asyncio.Semaphore(8)
-    count = per_node - already
 
     async def one(n: int) -> None:
-        node, name = f"node-{n:04d}", f"fill-{n:04d}-{already}"
-        request = {"name": "devs", "exactly": {"deviceClassName": DRIVER, "count": count}}
-        claim = {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {"name": name},
-            "spec": {"devices": {"requests": [request]}},
-        }
-        path = f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims"
         async with gate:
-            made = await api.post(path, json=claim)
-            if made.status_code != 201:
-                raise RuntimeError(f"fill claim: {made.status_code} {made.text[:300]}")
-            body = made.json()
-            results = [
-                {"request": "devs", "driver": DRIVER, "pool": node, "device": f"dev-{i}"}
-                for i in range(already, per_node)
-            ]
-            body["status"] = {
-                "allocation": {
-                    "devices": {"results": results},
-                    "nodeSelector": {
-                        "nodeSelectorTerms": [
-                            {
-                                "matchFields": [
-                                    {"key": "metadata.name", "operator": "In", "values": [node]}
-                                ]
-                            }
-                        ]
-                    },
-                }
-            }
-            written = await api.put(f"{path}/{name}/status", json=body)
-            if written.status_code != 200:
-                raise RuntimeError(f"fill allocation: {written.status_code} {written.text[:300]}")
+            await _allocate(api, n, f"fill-{n:04d}-{already}", range(already, per_node))
 
     await asyncio.gather(*(one(n) for n in range(nodes)))
+
+
+async def _allocate(api: httpx.AsyncClient, n: int, name: str, devices: range) -> None:
+    """A claim of node ``n``'s ``devices``, written allocated as a bind writes it."""
+    node = f"node-{n:04d}"
+    request = {"name": "devs", "exactly": {"deviceClassName": DRIVER, "count": len(devices)}}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name},
+        "spec": {"devices": {"requests": [request]}},
+    }
+    path = f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims"
+    made = await api.post(path, json=claim)
+    if made.status_code != 201:
+        raise RuntimeError(f"fill claim: {made.status_code} {made.text[:300]}")
+    body = made.json()
+    results = [
+        {"request": "devs", "driver": DRIVER, "pool": node, "device": f"dev-{i}"} for i in devices
+    ]
+    pinned = {"key": "metadata.name", "operator": "In", "values": [node]}
+    body["status"] = {
+        "allocation": {
+            "devices": {"results": results},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [pinned]}]},
+        }
+    }
+    written = await api.put(f"{path}/{name}/status", json=body)
+    if written.status_code != 200:
+        raise RuntimeError(f"fill allocation: {written.status_code} {written.text[:300]}")
 
 
 @dataclass
@@ -188,7 +188,9 @@ async def _choose(
         return None, PodTimes(f_call, Call(0.0, 0, 0))
     scores, p_call = await _call(shim, "/prioritize", {"Pod": pod, "NodeNames": fits})
     best = max(s["Score"] for s in scores)
-    node = next(s["Host"] for s in scores if s["Score"] == best)
+    # kube-scheduler's selectHost: one of the best-scoring nodes at random (seeded: the
+    # same choices each run), so concurrent binds do not all aim at the first of them.
+    node = TIES.choice([s["Host"] for s in scores if s["Score"] == best])
     return node, PodTimes(f_call, p_call)
 
 
@@ -381,11 +383,17 @@ async def _one_review(server: APIServerTarget, nodes: int) -> list[ReviewOutcome
         names = [f"node-{n:04d}" for n in range(nodes)]
         await _review(api, "review-one", names)  # caches caught up, programs compiled
         out = []
-        # Alternated, so that both answer modes meet the same machine.
-        calls: dict[str, list[Call]] = {"Allocations": [], "Scores": []}
-        for _ in range(REVIEW_ROUNDS):
+        # Alternated, so that every mode meets the same machine. The same review again
+        # finds every node's answer kept; after a bind's write (one more device of one
+        # node allocated) the nodes of the pool it changed are answered anew, and the
+        # review first waits for its caches to reach the write.
+        calls: dict[str, list[Call]] = {"Allocations": [], "Scores": [], AFTER_WRITE: []}
+        held = STATES["half full"]
+        for i in range(REVIEW_ROUNDS):
             calls["Allocations"].append(await _review(api, "review-one", names))
             calls["Scores"].append(await _review(api, "review-one", names, "Scores"))
+            await _allocate(api, i, f"bind-{i:04d}", range(held, held + 1))
+            calls[AFTER_WRITE].append(await _review(api, "review-one", names, "Scores"))
         for answer, made in calls.items():
             p50 = statistics.median(c.seconds for c in made)
             out.append(ReviewOutcome(nodes, p50, made[0].answered, answer))
@@ -535,8 +543,11 @@ def render(outcome: Outcome, date: str) -> str:
         + ").",
         "",
         "One AllocationReview of one claim over every node, half full, over HTTPS, p50 of"
-        f" {REVIEW_ROUNDS}, the two answer modes alternated: with each node's allocations"
-        " (the default) and scores only (`answer: Scores`, what the shim's filter asks):",
+        f" {REVIEW_ROUNDS}, three kinds alternated: the same review again with each node's"
+        " allocations (the default) and with scores only (`answer: Scores`, what the shim's"
+        " filter asks), every node's answer kept from the last; and scores only after a"
+        " bind's write (one more device of one node allocated just before: the review"
+        " waits for its caches to reach the write and answers that node's pool anew):",
         "",
         "| nodes | answer | p50 | answer bytes | goal |",
         "|---|---|---|---|---|",
@@ -567,12 +578,14 @@ def render(outcome: Outcome, date: str) -> str:
         " move each cycle, so at 2,000 nodes most windows of the run meet nodes whose"
         " candidates the server has not computed yet (the caches that outlive a review are"
         " filled per node as windows reach it); at 100 and 500 nodes they are warm after the"
-        " first pass. A pod costs one scores-only review (filter), one more sent with the"
-        " filter's stateVersion (prioritize: answered `unchanged`, without nodes, when nothing"
-        " changed in between, else in full; with binds running something usually has) and a"
-        " bind of five requests (read the pod and its claim, a reserving review whose answer"
-        " lists the devices to attach, the claim's status, the binding), each write of which"
-        " the next review's catch-up waits for.",
+        " first pass. A pod costs one scores-only review (filter; the server answers anew"
+        " only the nodes whose pools changed since it last answered a claim of that shape"
+        " there, and prioritize scores from the filter's answer, as kube-scheduler's Score"
+        " reads its Filter's cycle state, asking nothing) and a bind of five requests (read"
+        " the pod and its claim, a reserving review whose answer lists the devices to"
+        " attach, the claim's status, the binding), each write of which the next review's"
+        " catch-up waits for. Ties between best-scoring nodes are broken at random, as"
+        " kube-scheduler's selectHost does.",
         "",
     ]
     return "\n".join(lines)

@@ -1,16 +1,21 @@
 """Filter and prioritize: one AllocationReview of the pod's claims over the candidate nodes,
 read back as the scheduler wants it. Which nodes fit and how well is the review's answer.
 
-Both ask for scores only (``spec.answer: Scores``): feasibility, score and reasons per node,
-without the allocations only bind needs. Prioritize follows the filter of the same pod in
-kube-scheduler's scheduling cycle, over the nodes the filter passed: it asks its review with
-the filter's ``stateVersion`` as ``spec.knownStateVersion``, and reuses the filter's answer
-(``FilterMemory``) when the server says ``unchanged`` (nothing the answer depends on changed
-in between); otherwise the same request brought the new answer. One request either way."""
+Filter asks for scores only (``spec.answer: Scores``): feasibility, score and reasons per
+node, without the allocations only bind needs. Prioritize follows the filter of the same pod
+in kube-scheduler's scheduling cycle, over the nodes the filter passed, and is answered from
+the filter's answer (``FilterMemory``), as kube-scheduler's DynamicResources plugin scores
+from what its Filter left in the cycle state: one review per cycle. A change between the two
+(another pod's bind) costs at most a less preferred node; the bind's reserving review is
+what guards the allocation. Without a filter answer for the pod, its claims and every node
+asked (another shim replica filtered, or the answer is older than ``CYCLE_SECONDS``),
+prioritize asks its own review."""
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..api.resource.allocationreview import ANSWER_SCORES
@@ -53,11 +58,9 @@ async def review(
     *,
     reserve: bool = False,
     answer: str | None = None,
-    known: str | None = None,
 ) -> JSON:
     """The status of an AllocationReview of ``claims`` on ``nodes`` (``answer``: the
-    review's answer mode, the server's default when None; ``known``: the state version of
-    an answer held, which the server answers ``unchanged`` while it holds)."""
+    review's answer mode, the server's default when None)."""
     spec: JSON = {
         "claims": [{"namespace": namespace, "name": name} for name in claims],
         "nodeNames": nodes,
@@ -66,8 +69,6 @@ async def review(
         spec["reserve"] = True
     if answer is not None:
         spec["answer"] = answer
-    if known:
-        spec["knownStateVersion"] = known
     body = {"apiVersion": f"{paths.group}/v1alpha3", "kind": "AllocationReview", "spec": spec}
     answered = await api.create(paths.allocation_reviews, body)
     return dict(answered.get("status") or {})
@@ -93,36 +94,42 @@ def unresolvable(entry: JSON) -> bool:
 
 FILTERS_REMEMBERED = 256
 """Filter answers kept for the prioritize that follows (one per pod being scheduled)."""
+CYCLE_SECONDS = 10.0
+"""How long a filter answer stands for the prioritize of its scheduling cycle (which
+kube-scheduler calls right after the filter)."""
 
 
 @dataclass(frozen=True)
 class Remembered:
     claims: tuple[str, ...]
-    version: str
+    at: float
     entries: dict[str, JSON]
     """The review's entry per node name."""
 
 
 class FilterMemory:
-    """The last filter answers, by pod, with the state version they were computed at."""
+    """The last filter answers, by pod, with when they were made."""
 
-    def __init__(self, size: int = FILTERS_REMEMBERED) -> None:
+    def __init__(
+        self, size: int = FILTERS_REMEMBERED, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.size = size
+        self.clock = clock
         self._by_pod: OrderedDict[str, Remembered] = OrderedDict()
 
-    def keep(self, pod: str, claims: list[str], version: str, entries: dict[str, JSON]) -> None:
-        if not version:
-            return  # a server that reports no version: nothing can be reused
-        self._by_pod[pod] = Remembered(tuple(claims), version, entries)
+    def keep(self, pod: str, claims: list[str], entries: dict[str, JSON]) -> None:
+        self._by_pod[pod] = Remembered(tuple(claims), self.clock(), entries)
         self._by_pod.move_to_end(pod)
         while len(self._by_pod) > self.size:
             self._by_pod.popitem(last=False)
 
     def recall(self, pod: str, claims: list[str], nodes: list[str]) -> Remembered | None:
-        """The filter's answer for the pod, if it was for the same claims and answered
-        every one of ``nodes``."""
+        """The filter's answer for the pod, if it is of this scheduling cycle, for the same
+        claims, and answered every one of ``nodes``."""
         found = self._by_pod.get(pod)
         if found is None or found.claims != tuple(claims):
+            return None
+        if self.clock() - found.at > CYCLE_SECONDS:
             return None
         if any(n not in found.entries for n in nodes):
             return None
@@ -161,9 +168,7 @@ class Scheduler:
             return FilterResult(error=f"allocation review failed: {err}")
         result = FilterResult()
         answered = _entries(status)
-        self.memory.keep(
-            _pod_key(args.pod), claims.names, str(status.get("stateVersion") or ""), answered
-        )
+        self.memory.keep(_pod_key(args.pod), claims.names, answered)
         for node in args.node_names:
             entry = answered.get(node)
             if entry is None:
@@ -183,27 +188,20 @@ class Scheduler:
         if not claims.names or claims.pending or not args.node_names:
             return {}
         found = self.memory.recall(_pod_key(args.pod), claims.names, args.node_names)
-        status = await self._scores(args, claims.names, found.version if found else None)
-        if found is not None and status.get("unchanged"):
+        if found is not None:
             self.reused += 1
             entries = found.entries
         else:
-            entries = _entries(status)
+            entries = _entries(await self._scores(args, claims.names))
         return {
             name: scaled(e.get("score")) if e.get("feasible") else 0
             for name, e in entries.items()
             if name in args.node_names
         }
 
-    async def _scores(self, args: FilterArgs, claims: list[str], known: str | None = None) -> JSON:
+    async def _scores(self, args: FilterArgs, claims: list[str]) -> JSON:
         """The scores-only review of the pod's claims over the call's nodes."""
         namespace = pod_namespace(args.pod)
         return await review(
-            self.api,
-            self.paths,
-            namespace,
-            claims,
-            args.node_names,
-            answer=ANSWER_SCORES,
-            known=known,
+            self.api, self.paths, namespace, claims, args.node_names, answer=ANSWER_SCORES
         )

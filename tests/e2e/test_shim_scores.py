@@ -3,10 +3,9 @@ still allocating: AllocationReview ``spec.answer: Scores`` through kubectl (no a
 the same feasibility and scores, a few dozen bytes per node, the same ``stateVersion`` while
 nothing changes), bad answer modes refused naming the field with nothing stored; the shim
 (in process, its API client over HTTPS to the server, recording the reviews it asks) filters
-with small answers, prioritizes from the filter's answer while the version holds (the
-server answers ``unchanged`` to ``knownStateVersion``) and gets the new answer in the same
-request once a bind changed it; many pods placed at once over several rounds never share a
-device."""
+with small answers, prioritizes from the filter's answer without a review of its own (even
+after another pod's bind: the bind reserves anew); many pods placed at once over several
+rounds never share a device."""
 
 from __future__ import annotations
 
@@ -179,37 +178,33 @@ async def test_filter_and_prioritize_use_small_answers_and_bind_allocates(
     assert fits
     [(spec, answered)] = recording.reviews
     assert spec["answer"] == "Scores"
-    version = orjson.loads(answered)["status"]["stateVersion"]
+    assert orjson.loads(answered)["status"]["stateVersion"]
     entries = orjson.loads(answered)["status"]["nodes"]
     assert all("allocations" not in e for e in entries)
     assert len(orjson.dumps(entries)) <= SCORES_BYTES_PER_NODE * len(nodes)
 
     node = await _prioritize(shim, first, fits)
-    assert len(recording.reviews) == 2
-    probe, probed = recording.reviews[-1]
-    assert probe["nodeNames"] == fits
-    assert probe["knownStateVersion"] == version
-    assert orjson.loads(probed)["status"] == {"stateVersion": version, "unchanged": True}
+    assert len(recording.reviews) == 1  # prioritize scored from the filter's answer
+    best = max(e["score"] for e in entries if e["feasible"])
+    assert next(e for e in entries if e["nodeName"] == node)["score"] == best
 
     # The second pod's filter, then the first pod's bind changes the state before the
-    # second pod's prioritize: its one review brings the new answer.
+    # second pod's prioritize, which still scores from its own filter's answer; the second
+    # bind reserves anew, so the two pods never get the same device.
     second_fits = await _filter(shim, second, nodes)
     assert await _bind(shim, first, node) == ""
     bind_review = next(s for s, _ in recording.reviews if s.get("reserve"))
     assert "answer" not in bind_review  # bind asks for the allocation
     asked = len(recording.reviews)
-    await _prioritize(shim, second, second_fits)
-    [(spec, answered)] = recording.reviews[asked:]
-    assert spec["nodeNames"] == second_fits
-    assert spec["knownStateVersion"]
-    status = orjson.loads(answered)["status"]
-    assert not status.get("unchanged")
-    assert sorted(n["nodeName"] for n in status["nodes"]) == sorted(second_fits)
+    second_node = await _prioritize(shim, second, second_fits)
+    assert len(recording.reviews) == asked
+    assert await _bind(shim, second, second_node) == ""
 
     pod = cluster.client().get(f"/api/v1/namespaces/{NS}/pods/{first['metadata']['name']}")
     assert pod.json()["spec"]["nodeName"] == node
     _, pool, _ = _allocated(cluster, first)
     assert pool == node  # the examples' node-local pools are named after their nodes
+    assert _allocated(cluster, second) != _allocated(cluster, first)
 
 
 async def test_many_pods_at_once_over_rounds_never_share_a_device(
