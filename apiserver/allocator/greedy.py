@@ -51,6 +51,8 @@ class Answered:
     picks: tuple[tuple[Pick, ...], ...] = ()
     short: tuple[int, int] | None = None
     score: int = 100
+    steps: int = 0
+    """Devices picked."""
 
 
 _NONE: dict[str, Answered] = {}
@@ -162,8 +164,9 @@ class Greedy:
                     read = tuple(pools), tuple(pools.values())
                     return Answered(*read, short=(c, r)), kept
             picks.append(tuple(mine))
-        taken = score_of(candidate for mine in picks for _, candidate in mine)
-        return Answered(tuple(pools), tuple(pools.values()), tuple(picks), score=taken), kept
+        taken = [candidate for mine in picks for _, candidate in mine]
+        read = tuple(pools), tuple(pools.values())
+        return Answered(*read, tuple(picks), score=score_of(taken), steps=len(taken)), kept
 
     def _replay(self, claims: Sequence[Claim], node: Node, answered: Answered) -> NodeResult:
         """The node's result for these claims from what was chosen (for them or for claims
@@ -172,9 +175,40 @@ class Greedy:
             c, r = answered.short
             claim = claims[c]
             return self._too_few(claim, claim.requests[r].alternatives[0], node)
-        steps = sum(len(mine) for mine in answered.picks)
         outcomes = functools.partial(self._outcomes, claims, node.name, answered.picks)
-        return NodeResult(node.name, True, answered.score, outcomes, steps=steps)
+        return NodeResult(node.name, True, answered.score, outcomes, steps=answered.steps)
+
+    def replay_all(
+        self, claims: Sequence[Claim], nodes: Sequence[Node], shape: int
+    ) -> list[NodeResult | None]:
+        """Per node, its kept feasible answer for claims of ``shape`` where it stands, else
+        None (for ``answer``): what ``answer`` would say, in the loop a review over
+        thousands of nodes spends most of its time in, kept tight."""
+        kept = self.answered.get(shape)
+        if not kept or not self.planner.caches:
+            return [None] * len(nodes)
+        now = self.planner.pools.states
+        touched = self.ledger.touched
+        outcomes = self._outcomes
+        out: list[NodeResult | None] = []
+        for node in nodes:
+            known = kept.get(node.key)
+            if known is None or known.short is not None:
+                out.append(None)
+                continue
+            pools = known.pools
+            if touched or len(pools) != 1:
+                if not stands(pools, known.states, now, touched):
+                    out.append(None)
+                    continue
+            elif now.get(pools[0]) is not known.states[0]:
+                out.append(None)
+                continue
+            name = node.name
+            made = functools.partial(outcomes, claims, name, known.picks)
+            out.append(NodeResult(name, True, known.score, made, steps=known.steps))
+        self.replayed += len(out) - out.count(None)
+        return out
 
     def _outcomes(
         self, claims: Sequence[Claim], node: str, picks: tuple[tuple[Pick, ...], ...]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ... import field
 from ...field import FieldError, Path
-from ...names import dns1123_label_errors, dns1123_subdomain_errors, is_dns1123_subdomain
+from ...names import all_dns1123_subdomains, dns1123_label_errors, dns1123_subdomain_errors
 from ..allocationreview import (
     ANSWER_SCORES,
     ANSWERS,
@@ -60,7 +60,7 @@ def validate_allocation_review(review: AllocationReview) -> list[FieldError]:
     names = spec.node_names or []
     if len(names) > NODES_MAX:
         errs.append(field.too_many(str(nodes), len(names), NODES_MAX))
-    if len(set(names)) == len(names) and all(map(is_dns1123_subdomain, names)):
+    if len(set(names)) == len(names) and all_dns1123_subdomains(names):
         return errs + _answer_errors(review, path)  # the usual case, checked in one pass
     seen: set[str] = set()
     for i, name in enumerate(names):
