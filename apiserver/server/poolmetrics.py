@@ -22,9 +22,9 @@ And the histogram ``dra_allocation_review_duration_seconds`` (``timed`` wraps th
 
 A scrape never computes anything: ``PoolMetrics`` keeps the rows current in the background
 (after a pool changes, at most every ``min_interval`` seconds, and every ``interval`` seconds
-for reservations that lapse without an event), reading summaries through
-``PoolIndex.summaries``, which yields to the event loop as it goes; the collector hands out
-the last rows it made.
+for reservations that lapse without an event), reading through ``PoolIndex.summaries`` the
+pools that changed since (or whose held devices did), yielding to the event loop as it
+goes; the collector hands out the last rows it made.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ MAX_POOLS_DEFAULT = 500
 every sample on the event loop (20-30 µs each on a loaded 2-core machine, see
 bench/RESULTS.md), so the bound is also what a scrape may hold the loop for."""
 
-YIELD_EVERY = 2000
-"""Rows made between yields to the event loop."""
+SLICE = 0.005
+"""Seconds a refresh works between yields to the event loop."""
 
 REVIEW_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -141,15 +141,22 @@ class PoolMetrics:
         self.max_pools = max_pools
         self.interval = interval
         self.min_interval = min_interval
-        self.yield_every = YIELD_EVERY
         self.rows = Rows()
         self.refreshes = 0
         self._dirty = asyncio.Event()
+        self._by_key: dict[PoolKey, PoolRow] = {}
+        """The last refresh's rows."""
+        self._stale: set[PoolKey] | None = None
+        """Pools changed since the last refresh (None: every pool, as before the first)."""
+        self._held: dict[PoolKey, set[str]] = {}
+        """Per pool, the devices reservations held at the last refresh."""
         self._task = BackgroundTask("pool metrics", self._run, log)
         pools.on_change(self._changed)
         registry.register(_RowsCollector(self))
 
-    def _changed(self, _key: PoolKey) -> None:
+    def _changed(self, key: PoolKey) -> None:
+        if self._stale is not None:
+            self._stale.add(key)
         self._dirty.set()
 
     async def start(self) -> None:
@@ -172,30 +179,45 @@ class PoolMetrics:
             await asyncio.sleep(max(0.0, self.min_interval - (time.monotonic() - began)))
 
     async def refresh(self) -> None:
-        """Make the rows again from the index's summaries and the held reservations."""
-        keys = self.pools.pool_keys()
+        """Make the rows again from the index's summaries and the held reservations: every
+        pool's on the first refresh, then only those of pools that changed or whose held
+        devices did (a cluster of thousands of pools changes a few at a time)."""
         reserved: dict[PoolKey, set[str]] = {}
         for driver, pool, device in self.reserved():
             reserved.setdefault((driver, pool), set()).add(device)
-        rows: list[PoolRow] = []
-        for driver in sorted({driver for driver, _ in keys}):
-            for summary in await self.pools.summaries(driver):
-                key = (driver, summary.pool)
-                held = reserved.get(key, ())
-                if len(rows) % self.yield_every == self.yield_every - 1:
-                    await asyncio.sleep(0)
-                rows.append(
-                    PoolRow(
-                        driver,
-                        summary.pool,
-                        summary.node_name or "",
-                        summary.total,
-                        summary.allocated,
-                        len(held),
-                        summary.available,
-                        summary.unavailable,
-                    )
-                )
+        stale, self._stale = self._stale, set()
+        if stale is None:
+            self._by_key = {}
+            stale = set(self.pools.pool_keys())
+        stale.update(
+            k for k in reserved.keys() | self._held.keys() if reserved.get(k) != self._held.get(k)
+        )
+        self._held = reserved
+        if not stale and (len(self._by_key) <= self.max_pools) == self.rows.per_pool:
+            # Nothing changed (nor the bound): the rows stand.
+            self.refreshes += 1
+            return
+        began = time.perf_counter()
+        for driver, pool in sorted(stale):
+            if time.perf_counter() - began > SLICE:
+                await asyncio.sleep(0)
+                began = time.perf_counter()
+            found = await self.pools.summaries(driver, pool)
+            if not found:
+                self._by_key.pop((driver, pool), None)
+                continue
+            summary = found[0]
+            self._by_key[(driver, pool)] = PoolRow(
+                driver,
+                summary.pool,
+                summary.node_name or "",
+                summary.total,
+                summary.allocated,
+                len(reserved.get((driver, pool), ())),
+                summary.available,
+                summary.unavailable,
+            )
+        rows = [self._by_key[k] for k in sorted(self._by_key)]
         # The sums are made here, not in a scrape, which then costs what the series it
         # writes cost.
         self.rows = Rows(

@@ -1,10 +1,12 @@
 """Pool metrics in process, over an in-process index: the gauges as /metrics serves them,
 held devices, the per-pool bound, refresh after a change (and not on a scrape), a refresh
-of 10,000 pools that lets other tasks run, and the review latency histogram."""
+of 10,000 pools that lets other tasks run, refreshes after changes that read only the pools
+changed and equal one from scratch, and the review latency histogram."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable
 
 import pytest
@@ -26,6 +28,8 @@ class Index:
         self.listeners: list[Callable[[PoolKey], None]] = []
         self.budget = budget
         self.yields = 0
+        self.read: list[PoolKey] = []
+        """The pools read one by one."""
 
     def put(
         self,
@@ -48,6 +52,12 @@ class Index:
         return sorted(self.summaries_of)
 
     async def summaries(self, driver: str, pool: str | None = None) -> list[PoolSummary]:
+        if pool is not None:  # one pool: as the index, no sort of them all
+            self.read.append((driver, pool))
+            self.yields += 1
+            await asyncio.sleep(0)
+            found = self.summaries_of.get((driver, pool))
+            return [found] if found is not None else []
         out = []
         for i, key in enumerate(k for k in self.pool_keys() if k[0] == driver):
             if i % self.budget == 0:
@@ -187,3 +197,35 @@ async def test_review_latency_is_observed_for_answers_and_failures() -> None:
     with pytest.raises(RuntimeError):
         await reviewer("bad", "alice")
     assert samples(registry)[("dra_allocation_review_duration_seconds_count", ())] == 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_a_refresh_after_changes_equals_one_from_scratch(seed: int) -> None:
+    rng = random.Random(seed)
+    index = Index()
+    for i in range(40):
+        index.put(f"driver-{i % 3}", f"pool-{i:02}", 4, set())
+    held: set[tuple[str, str, str]] = set()
+
+    def reserved() -> set[tuple[str, str, str]]:
+        return set(held)
+
+    metrics = PoolMetrics(index, reserved, CollectorRegistry())
+    await metrics.refresh()
+    for _ in range(10):
+        changed = rng.sample(sorted(index.summaries_of), 3)
+        for driver, pool in changed:
+            index.put(driver, pool, rng.randrange(2, 9), {f"d{j}" for j in range(rng.randrange(2))})
+        if rng.random() < 0.3:
+            gone = changed[0]
+            del index.summaries_of[gone]
+            for listener in index.listeners:
+                listener(gone)
+        driver, pool = rng.choice(sorted(index.summaries_of))
+        held.symmetric_difference_update({(driver, pool, f"d{rng.randrange(3)}")})
+        index.read.clear()
+        await metrics.refresh()
+        assert set(index.read) == {*changed, (driver, pool)}  # what changed, nothing else
+        fresh = PoolMetrics(index, reserved, CollectorRegistry())
+        await fresh.refresh()
+        assert metrics.rows == fresh.rows
