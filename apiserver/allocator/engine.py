@@ -142,8 +142,10 @@ class Allocator:
         """The claims on each node, yielding to the event loop between chunks of the search
         and between nodes. One budget serves every node (``budget``, by default this
         allocator's ``Budget`` for the whole call): each node's search gets a share, and
-        once it is spent the remaining nodes are answered "not searched". Cancelling the
-        calling task stops the search at its next pause."""
+        once it is spent the remaining nodes are answered "not searched". Nodes where the
+        greedy path's kept answer for claims of this shape stands are answered from it, a
+        chunk of nodes at a time (``Greedy.replay_all``). Cancelling the calling task stops
+        the search at its next pause."""
         budget = budget if budget is not None else ReviewBudget(self.budget)
         out: list[NodeResult] = []
         paused = time.perf_counter()

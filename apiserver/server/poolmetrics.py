@@ -141,6 +141,7 @@ class PoolMetrics:
         self.max_pools = max_pools
         self.interval = interval
         self.min_interval = min_interval
+        self.slice = SLICE
         self.rows = Rows()
         self.refreshes = 0
         self._dirty = asyncio.Event()
@@ -186,37 +187,17 @@ class PoolMetrics:
         for driver, pool, device in self.reserved():
             reserved.setdefault((driver, pool), set()).add(device)
         stale, self._stale = self._stale, set()
-        if stale is None:
-            self._by_key = {}
-            stale = set(self.pools.pool_keys())
-        stale.update(
+        held = {
             k for k in reserved.keys() | self._held.keys() if reserved.get(k) != self._held.get(k)
-        )
+        }
         self._held = reserved
-        if not stale and (len(self._by_key) <= self.max_pools) == self.rows.per_pool:
-            # Nothing changed (nor the bound): the rows stand.
-            self.refreshes += 1
+        if stale is None:
+            await self._read_all(reserved)
+        elif stale or held:
+            await self._read(stale | held, reserved)
+        elif (len(self._by_key) <= self.max_pools) == self.rows.per_pool:
+            self.refreshes += 1  # nothing changed (nor the bound): the rows stand
             return
-        began = time.perf_counter()
-        for driver, pool in sorted(stale):
-            if time.perf_counter() - began > SLICE:
-                await asyncio.sleep(0)
-                began = time.perf_counter()
-            found = await self.pools.summaries(driver, pool)
-            if not found:
-                self._by_key.pop((driver, pool), None)
-                continue
-            summary = found[0]
-            self._by_key[(driver, pool)] = PoolRow(
-                driver,
-                summary.pool,
-                summary.node_name or "",
-                summary.total,
-                summary.allocated,
-                len(reserved.get((driver, pool), ())),
-                summary.available,
-                summary.unavailable,
-            )
         rows = [self._by_key[k] for k in sorted(self._by_key)]
         # The sums are made here, not in a scrape, which then costs what the series it
         # writes cost.
@@ -227,6 +208,43 @@ class PoolMetrics:
             per_pool=len(rows) <= self.max_pools,
         )
         self.refreshes += 1
+
+    async def _read_all(self, reserved: dict[PoolKey, set[str]]) -> None:
+        """Every pool's row, driver by driver."""
+        self._by_key = {}
+        began = time.perf_counter()
+        for driver in sorted({driver for driver, _ in self.pools.pool_keys()}):
+            for summary in await self.pools.summaries(driver):
+                if time.perf_counter() - began > self.slice:
+                    await asyncio.sleep(0)
+                    began = time.perf_counter()
+                self._by_key[(driver, summary.pool)] = _row(driver, summary, reserved)
+
+    async def _read(self, keys: set[PoolKey], reserved: dict[PoolKey, set[str]]) -> None:
+        """The rows of ``keys`` again (a pool with no summary left is gone)."""
+        began = time.perf_counter()
+        for driver, pool in sorted(keys):
+            if time.perf_counter() - began > self.slice:
+                await asyncio.sleep(0)
+                began = time.perf_counter()
+            found = await self.pools.summaries(driver, pool)
+            if found:
+                self._by_key[(driver, pool)] = _row(driver, found[0], reserved)
+            else:
+                self._by_key.pop((driver, pool), None)
+
+
+def _row(driver: str, summary: PoolSummary, reserved: dict[PoolKey, set[str]]) -> PoolRow:
+    return PoolRow(
+        driver,
+        summary.pool,
+        summary.node_name or "",
+        summary.total,
+        summary.allocated,
+        len(reserved.get((driver, summary.pool), ())),
+        summary.available,
+        summary.unavailable,
+    )
 
 
 class _RowsCollector(Collector):
