@@ -29,7 +29,8 @@ from .greedy import Answered
 from .planning import Free
 
 MAX_NODE_ENTRIES = 200_000
-"""Filtered and grouped entries (node x request kind) kept before starting afresh."""
+"""Per-node entries (filtered, grouped and free candidates per request kind, the greedy
+path's answers per claims shape) and shapes kept before starting afresh."""
 
 
 def _class_versions(classes: Mapping[str, JSON]) -> tuple[tuple[str, str, str], ...]:
@@ -70,6 +71,7 @@ class SharedCaches:
             + len(previous.grouped)
             + len(previous.free)
             + sum(len(by_node) for by_node in previous.answered.values())
+            + len(previous.shapes)
             < MAX_NODE_ENTRIES
         ):
             if previous.devices_token is pools.devices_token:
