@@ -29,8 +29,10 @@ version; one whose ``spec.knownStateVersion`` is the version now answers ``uncha
 without searching (the client's earlier answer stands). With allocations, a feasible node's
 entry lists ``needsAttaching``: the devices a binder must wait for (KEP-5007). The pool
 index's snapshot is taken again only when a pool changed, and the allocator's candidates,
-selector results and groups are kept across reviews while the devices and classes stay the
-same (``allocator.SharedCaches``).
+selector results, groups and the greedy path's answers per claims shape are kept across
+reviews while the devices and classes stay the same (``allocator.SharedCaches``), so a
+review after a bind answers anew only the nodes reaching the pool it changed. The cyclic
+collector is paused while a review searches and answers (``toolkit.collector``).
 """
 
 from __future__ import annotations
