@@ -138,14 +138,17 @@ class Allocator:
         claims: Sequence[Claim],
         nodes: Sequence[Node],
         budget: ReviewBudget | None = None,
+        *,
+        outcomes: bool = True,
     ) -> list[NodeResult]:
         """The claims on each node, yielding to the event loop between chunks of the search
         and between nodes. One budget serves every node (``budget``, by default this
         allocator's ``Budget`` for the whole call): each node's search gets a share, and
         once it is spent the remaining nodes are answered "not searched". Nodes where the
         greedy path's kept answer for claims of this shape stands are answered from it, a
-        chunk of nodes at a time (``Greedy.replay_all``). Cancelling the calling task stops
-        the search at its next pause."""
+        chunk of nodes at a time (``Greedy.replay_all``); with ``outcomes=False`` (a caller
+        that reads feasibility, score and reasons only) those answers come without the
+        claims' outcomes. Cancelling the calling task stops the search at its next pause."""
         budget = budget if budget is not None else ReviewBudget(self.budget)
         out: list[NodeResult] = []
         paused = time.perf_counter()
@@ -158,7 +161,8 @@ class Allocator:
                     if time.perf_counter() - paused > SLICE:
                         await asyncio.sleep(0)
                         paused = time.perf_counter()
-                    replayed = self.greedy.replay_all(claims, nodes[i : i + REPLAY_CHUNK], shape)
+                    chunk = nodes[i : i + REPLAY_CHUNK]
+                    replayed = self.greedy.replay_all(claims, chunk, shape, outcomes)
                 done = replayed[i % REPLAY_CHUNK]
                 if done is not None:
                     out.append(done)

@@ -53,6 +53,9 @@ class Answered:
     score: int = 100
     steps: int = 0
     """Devices picked."""
+    bare: NodeResult | None = None
+    """The feasible answer without the claims' outcomes (see ``replay_all``), shared by
+    every review that asks for no outcomes."""
 
 
 _NONE: dict[str, Answered] = {}
@@ -166,7 +169,9 @@ class Greedy:
             picks.append(tuple(mine))
         taken = [candidate for mine in picks for _, candidate in mine]
         read = tuple(pools), tuple(pools.values())
-        return Answered(*read, tuple(picks), score=score_of(taken), steps=len(taken)), kept
+        points, steps = score_of(taken), len(taken)
+        bare = NodeResult(node.name, True, points, (), steps=steps)
+        return Answered(*read, tuple(picks), score=points, steps=steps, bare=bare), kept
 
     def _replay(self, claims: Sequence[Claim], node: Node, answered: Answered) -> NodeResult:
         """The node's result for these claims from what was chosen (for them or for claims
@@ -179,17 +184,19 @@ class Greedy:
         return NodeResult(node.name, True, answered.score, outcomes, steps=answered.steps)
 
     def replay_all(
-        self, claims: Sequence[Claim], nodes: Sequence[Node], shape: int
+        self, claims: Sequence[Claim], nodes: Sequence[Node], shape: int, outcomes: bool = True
     ) -> list[NodeResult | None]:
         """Per node, its kept feasible answer for claims of ``shape`` where it stands, else
         None (for ``answer``): what ``answer`` would say, in the loop a review over
-        thousands of nodes spends most of its time in, kept tight."""
+        thousands of nodes spends most of its time in, kept tight. ``outcomes=False``: the
+        caller reads feasibility and score only, and gets the answer kept with no claims'
+        outcomes (``claims`` empty), made nothing for each node."""
         kept = self.answered.get(shape)
         if not kept or not self.planner.caches:
             return [None] * len(nodes)
         now = self.planner.pools.states
         touched = self.ledger.touched
-        outcomes = self._outcomes
+        build = self._outcomes
         out: list[NodeResult | None] = []
         for node in nodes:
             known = kept.get(node.key)
@@ -204,8 +211,11 @@ class Greedy:
             elif now.get(pools[0]) is not known.states[0]:
                 out.append(None)
                 continue
+            if not outcomes and known.bare is not None:
+                out.append(known.bare)
+                continue
             name = node.name
-            made = functools.partial(outcomes, claims, name, known.picks)
+            made = functools.partial(build, claims, name, known.picks)
             out.append(NodeResult(name, True, known.score, made, steps=known.steps))
         self.replayed += len(out) - out.count(None)
         return out

@@ -129,14 +129,22 @@ class AllocationService:
             return {"nodes": [], "stateVersion": version}
         if not spec.reserve:
             with collector_paused():  # until the results are answered (see ``_search``)
-                results = await self._search(claims, nodes, set(), budget)
+                results = await self._search(
+                    claims, nodes, set(), budget, outcomes=answer.allocations
+                )
                 answered = answer.of(results)
                 del results  # freed before the collector is back, so it never walks them
             return {"nodes": answered, "stateVersion": version}
         return await self._reserving(review, claims, nodes, user, budget, answer)
 
     async def _search(
-        self, claims: list[Claim], nodes: list[Node], taken: set[DeviceID], budget: ReviewBudget
+        self,
+        claims: list[Claim],
+        nodes: list[Node],
+        taken: set[DeviceID],
+        budget: ReviewBudget,
+        *,
+        outcomes: bool = True,
     ) -> list[NodeResult]:
         """Every node's answer, best first, over the pools with ``taken`` held too (and
         every device reservations hold, which the snapshot counts)."""
@@ -151,7 +159,8 @@ class AllocationService:
         # A review over thousands of nodes makes objects per node that live until it is
         # answered: collections every 700 of them took a quarter of its time.
         with collector_paused():
-            results = _best_first(await allocator.review(claims, nodes, budget))
+            found = await allocator.review(claims, nodes, budget, outcomes=outcomes)
+            results = _best_first(found)
         self._freeze_new_caches(shared)
         return results
 

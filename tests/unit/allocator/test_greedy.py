@@ -1,8 +1,9 @@
 """The greedy path's answers kept per node and claims shape (``allocator.greedy``): over
 random sequences of allocations changing one pool at a time, devices reserved by the review,
 and claims of a few shapes under fresh names, a review that replays kept answers says exactly
-what an allocator without caches says (feasibility, score, allocations, reasons); after one
-pool changes, only the nodes reaching it are answered anew."""
+what an allocator without caches says (feasibility, score, allocations, reasons), and one
+asked without the claims' outcomes the same feasibility, scores and reasons; after one pool
+changes, only the nodes reaching it are answered anew."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.allocator import Allocator, SharedCaches, parse_claim
+from apiserver.allocator import Allocator, NodeResult, SharedCaches, parse_claim
 from apiserver.allocator.claims import Claim
 from apiserver.api.resource import DeviceID
 from apiserver.pools import Node, Pools, PoolState
@@ -75,6 +76,10 @@ def _reallocate(rng: random.Random, pools: Pools) -> Pools:
     return pools.updated({state.key: PoolState(state.gathered, allocated, reserved)})
 
 
+def _scores(result: NodeResult) -> tuple[Any, ...]:
+    return (result.node, result.feasible, result.score, result.reasons)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_replayed_answers_equal_an_allocator_without_caches(seed: int) -> None:
     rng = random.Random(seed)
@@ -97,6 +102,12 @@ def test_replayed_answers_equal_an_allocator_without_caches(seed: int) -> None:
         expected = asyncio.run(scratch.review(claims, NODES))
         assert [answer(r) for r in results] == [answer(r) for r in expected]
         replayed += kept.greedy.replayed
+        # Asked without outcomes (a scores-only caller): the same feasibility, scores and
+        # reasons.
+        bare = Allocator(pools, CLASSES, reserved=reserved)
+        shared.attach(bare)
+        scores = asyncio.run(bare.review(claims, NODES, outcomes=False))
+        assert [_scores(r) for r in scores] == [_scores(r) for r in expected]
     assert replayed > 0  # answers did outlive the review that made them
 
 
