@@ -189,8 +189,8 @@ class Greedy:
         """Per node, its kept feasible answer for claims of ``shape`` where it stands, else
         None (for ``answer``): what ``answer`` would say, in the loop a review over
         thousands of nodes spends most of its time in, kept tight. ``outcomes=False``: the
-        caller reads feasibility and score only, and gets the answer kept with no claims'
-        outcomes (``claims`` empty), made nothing for each node."""
+        caller reads feasibility and score only, and gets the kept answer without the
+        claims' outcomes (``claims`` empty), one object shared by every such review."""
         kept = self.answered.get(shape)
         if not kept or not self.planner.caches:
             return [None] * len(nodes)
