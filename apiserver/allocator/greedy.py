@@ -180,8 +180,12 @@ class Greedy:
             c, r = answered.short
             claim = claims[c]
             return self._too_few(claim, claim.requests[r].alternatives[0], node)
-        outcomes = functools.partial(self._outcomes, claims, node.name, answered.picks)
-        return NodeResult(node.name, True, answered.score, outcomes, steps=answered.steps)
+        return self._feasible(claims, node.name, answered)
+
+    def _feasible(self, claims: Sequence[Claim], node: str, answered: Answered) -> NodeResult:
+        """A feasible answer for these claims, their outcomes made when first read."""
+        outcomes = functools.partial(self._outcomes, claims, node, answered.picks)
+        return NodeResult(node, True, answered.score, outcomes, steps=answered.steps)
 
     def replay_all(
         self, claims: Sequence[Claim], nodes: Sequence[Node], shape: int, outcomes: bool = True
@@ -196,7 +200,6 @@ class Greedy:
             return [None] * len(nodes)
         now = self.planner.pools.states
         touched = self.ledger.touched
-        build = self._outcomes
         out: list[NodeResult | None] = []
         for node in nodes:
             known = kept.get(node.key)
@@ -214,9 +217,7 @@ class Greedy:
             if not outcomes and known.bare is not None:
                 out.append(known.bare)
                 continue
-            name = node.name
-            made = functools.partial(build, claims, name, known.picks)
-            out.append(NodeResult(name, True, known.score, made, steps=known.steps))
+            out.append(self._feasible(claims, node.name, known))
         self.replayed += len(out) - out.count(None)
         return out
 

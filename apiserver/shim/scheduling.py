@@ -152,8 +152,6 @@ class Scheduler:
         self.api = api
         self.paths = paths
         self.memory = FilterMemory()
-        self.reused = 0
-        """Prioritize calls answered from the filter's answer."""
 
     async def filter(self, args: FilterArgs) -> FilterResult:
         claims = pod_claims(args.pod)
@@ -189,7 +187,6 @@ class Scheduler:
             return {}
         found = self.memory.recall(_pod_key(args.pod), claims.names, args.node_names)
         if found is not None:
-            self.reused += 1
             entries = found.entries
         else:
             entries = _entries(await self._scores(args, claims.names))
