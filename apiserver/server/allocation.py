@@ -199,10 +199,9 @@ class AllocationService:
                 async with self._picking:
                     version = self.version.current(self.reservations.held())
                     pending = {DeviceID(*d) for d in self.reservations.in_flight()}
+                    taken = lost | pending | self._released()
                     with collector_paused():  # as a plain review's (see ``review``)
-                        results = await self._search(
-                            claims, nodes, lost | pending | self._released(), budget
-                        )
+                        results = await self._search(claims, nodes, taken, budget)
                     best = next((r for r in results if r.feasible), None)
                     if best is not None:
                         devices = [(d.driver, d.pool, d.device) for d in best.devices]
