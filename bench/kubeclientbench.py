@@ -1,21 +1,22 @@
-"""The HTTP stack of the client layer: httpx (``apiserver.kubeclient``) against
-kubernetes-asyncio's aiohttp ``ApiClient`` (how the sources read a kube-apiserver before),
-over the real server, in the same run.
+"""The HTTP stack of the client layer: ``apiserver.kubeclient`` (httpx's interface, its
+requests carried by aiohttp) against the same client on httpx's own stack (httpcore, TLS
+through anyio) and kubernetes-asyncio's aiohttp ``ApiClient`` (how the sources read a
+kube-apiserver before), over the real server, in the same run.
 
 One ``python -m apiserver serve`` (SQLite) holds 10,000 ResourceSlices of one device each,
 written after a recorded resourceVersion: 5,000 labelled ``set=a``, 5,000 ``set=b``. Each
-round, alternating the stacks, (1) lists the 5,000 of ``set=a`` in pages of 500, and (2)
-watches from the recorded resourceVersion until 10,000 events are decoded. The baseline
-does what the kubernetes-asyncio source did: ``call_api`` with ``_preload_content=False``,
-pages read whole, the watch's chunks split into lines by hand, each line decoded with
-orjson. The client layer does the same through ``KubeClient.list`` and ``KubeClient.watch``.
+round, alternating the stacks, (1) lists the 5,000 of ``set=a`` in pages of 500, (2)
+watches from the recorded resourceVersion until 10,000 events are decoded and (3) GETs one
+slice 500 times, one after another, timing this process's CPU per request (the server's is
+not counted). The kubernetes-asyncio baseline does what its source did: ``call_api`` with
+``_preload_content=False``, pages read whole, the watch's chunks split into lines by hand,
+each line decoded with orjson. The client layer does the same through ``KubeClient.list``,
+``KubeClient.watch`` and ``KubeClient.get``.
 
-What it decided: one stack, httpx, although aiohttp reads faster here. aiohttp parses HTTP
-in C; httpx (h11) handles each chunk in Python, and a watch arrives as one chunk per event,
-so the gap is widest on a watch's catch-up. The informers' steady load is a few events a
-second, a relist of 5,000 objects takes about a second with either, and httpx is what every
-other caller uses (delegated authentication and authorization, the shim, the in-process
-transports their tests run on); two stacks meant two ways of loading TLS and credentials.
+What it decided: httpx's interface (what every caller and the in-process transports of
+their tests use), over aiohttp. httpx's own stack runs TLS in Python through anyio and
+spends about 2 ms of CPU on each small request; a pod through the scheduler shim is six of
+them, the shim's largest cost on a shared machine (bench/RESULTS.md "Scheduling").
 
 ``python -m bench.kubeclientbench`` updates only the ``kubeclient`` section of RESULTS.md.
 """
@@ -31,11 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
 from apiserver.kubeclient import KubeClient, load_kubeconfig
+from apiserver.kubeclient.transport import ssl_context
 
 from . import machine, report
 from .stats import Figure
@@ -43,13 +46,18 @@ from .targets import APIServerTarget
 
 SECTION = "kubeclient"
 PATH = "/apis/resource.k8s.io/v1/resourceslices"
-LISTED, EVENTS, PAGE, ROUNDS, THREADS = 5_000, 10_000, 500, 7, 8
+LISTED, EVENTS, PAGE, ROUNDS, THREADS, GETS = 5_000, 10_000, 500, 7, 8, 500
+OURS, HTTPX, BASELINE = "kubeclient (httpx over aiohttp)", "httpx's own stack", "kubernetes-asyncio"
+STACKS = (OURS, HTTPX, BASELINE)
+ONE = f"{PATH}/bench-00000"
 
 
 @dataclass
 class Outcome:
     list_seconds: dict[str, Figure]
     watch_seconds: dict[str, Figure]
+    get_cpu: dict[str, Figure]
+    """This process's CPU seconds per GET."""
 
 
 def _slice(index: int) -> dict[str, Any]:
@@ -98,9 +106,15 @@ async def _httpx_watch(api: KubeClient, since: str) -> int:
     return seen
 
 
-async def _aiohttp_get(api: Any, query: dict[str, Any]) -> Any:
+async def _httpx_get(api: KubeClient) -> int:
+    for _ in range(GETS):
+        await api.get(ONE)
+    return GETS
+
+
+async def _aiohttp_get(api: Any, query: dict[str, Any], path: str = PATH) -> Any:
     return await api.call_api(
-        PATH,
+        path,
         "GET",
         query_params=list(query.items()),
         header_params={"Accept": "application/json"},
@@ -141,6 +155,24 @@ async def _aiohttp_watch(api: Any, since: str) -> int:
     return seen
 
 
+async def _aiohttp_gets(api: Any) -> int:
+    for _ in range(GETS):
+        response = await _aiohttp_get(api, {}, ONE)
+        try:
+            orjson.loads(await response.read())
+        finally:
+            response.release()
+    return GETS
+
+
+async def _cpu_each(run: Callable[[], Awaitable[int]], expect: int) -> float:
+    began = time.process_time()
+    got = await run()
+    if got != expect:
+        raise RuntimeError(f"expected {expect}, got {got}")
+    return (time.process_time() - began) / got
+
+
 async def _timed(run: Callable[[], Awaitable[int]], expect: int) -> float:
     began = time.perf_counter()
     got = await run()
@@ -149,30 +181,46 @@ async def _timed(run: Callable[[], Awaitable[int]], expect: int) -> float:
     return time.perf_counter() - began
 
 
+Runs = tuple[Callable[[], Awaitable[int]], ...]
+
+
+def _runs(api: KubeClient, since: str) -> Runs:
+    return (lambda: _httpx_list(api), lambda: _httpx_watch(api, since), lambda: _httpx_get(api))
+
+
 async def _measure(server: APIServerTarget, since: str, log: Callable[[str], object]) -> Outcome:
     kubeconfig = server.workdir / "kubeconfig"
     configuration = k8s.Configuration()
     await k8s_config.load_kube_config(str(kubeconfig), client_configuration=configuration)
-    lists: dict[str, list[float]] = {"httpx": [], "aiohttp": []}
-    watches: dict[str, list[float]] = {"httpx": [], "aiohttp": []}
+    config = load_kubeconfig(kubeconfig)
+    own_stack = httpx.AsyncHTTPTransport(verify=ssl_context(config))
+    figures: dict[str, dict[str, list[float]]] = {
+        what: {name: [] for name in STACKS} for what in ("list", "watch", "get")
+    }
     async with (
-        KubeClient(load_kubeconfig(kubeconfig), timeout=120) as mine,
+        KubeClient(config, timeout=120) as ours,
+        KubeClient(config, timeout=120, transport=own_stack) as plain,
         k8s.ApiClient(configuration=configuration) as theirs,
     ):
-        stacks: dict[str, tuple[Callable[[], Awaitable[int]], Callable[[], Awaitable[int]]]] = {
-            "httpx": (lambda: _httpx_list(mine), lambda: _httpx_watch(mine, since)),
-            "aiohttp": (lambda: _aiohttp_list(theirs), lambda: _aiohttp_watch(theirs, since)),
-        }
-        for round_ in range(ROUNDS + 1):  # the first round warms both up and is not kept
-            for name, (listing, watching) in stacks.items():
+        stacks: dict[str, Runs] = {OURS: _runs(ours, since), HTTPX: _runs(plain, since)}
+        stacks[BASELINE] = (
+            lambda: _aiohttp_list(theirs),
+            lambda: _aiohttp_watch(theirs, since),
+            lambda: _aiohttp_gets(theirs),
+        )
+        for round_ in range(ROUNDS + 1):  # the first round warms every stack and is not kept
+            for name, (listing, watching, getting) in stacks.items():
                 list_s, watch_s = await _timed(listing, LISTED), await _timed(watching, EVENTS)
-                log(f"round {round_} {name}: list {list_s:.3f} s, watch {watch_s:.3f} s")
+                get_cpu = await _cpu_each(getting, GETS)
+                log(
+                    f"round {round_} {name}: list {list_s:.3f} s, watch {watch_s:.3f} s, "
+                    f"GET {get_cpu * 1e6:.0f} us CPU"
+                )
                 if round_:
-                    lists[name].append(list_s)
-                    watches[name].append(watch_s)
-    return Outcome(
-        {k: Figure(v) for k, v in lists.items()}, {k: Figure(v) for k, v in watches.items()}
-    )
+                    for what, value in (("list", list_s), ("watch", watch_s), ("get", get_cpu)):
+                        figures[what][name].append(value)
+    kept = {what: {k: Figure(v) for k, v in by.items()} for what, by in figures.items()}
+    return Outcome(kept["list"], kept["watch"], kept["get"])
 
 
 def run(log: Callable[[str], object] = print) -> Outcome:
@@ -189,36 +237,43 @@ def run(log: Callable[[str], object] = print) -> Outcome:
 
 def render(outcome: Outcome, date: str) -> str:
     rows = [
-        "| figure | httpx (kubeclient) | aiohttp (kubernetes-asyncio) | ratio |",
-        "|---|---|---|---|",
+        f"| figure | {OURS} | {HTTPX} | ratio | {BASELINE} | ratio |",
+        "|---|---|---|---|---|---|",
     ]
-    for label, figures, count, unit in (
-        (f"list {LISTED:,} objects, pages of {PAGE}", outcome.list_seconds, LISTED, "objects/s"),
-        (f"watch {EVENTS:,} events", outcome.watch_seconds, EVENTS, "events/s"),
+    for label, figures in (
+        (f"list {LISTED:,} objects, pages of {PAGE}: seconds", outcome.list_seconds),
+        (f"watch {EVENTS:,} events: seconds", outcome.watch_seconds),
     ):
-        mine, theirs = figures["httpx"], figures["aiohttp"]
-        rows.append(
-            f"| {label}: seconds | {report.with_spread(mine, ' s')} "
-            f"| {report.with_spread(theirs, ' s')} | {report.ratio(mine.median, theirs.median)} |"
+        rows.append(_row(label, figures, lambda f: report.with_spread(f, " s")))
+    microseconds = {k: Figure([v * 1e6 for v in f.values]) for k, f in outcome.get_cpu.items()}
+    rows.append(
+        _row(
+            "GET one object: client CPU per request", microseconds, lambda f: f"{f.median:,.0f} us"
         )
-        rows.append(
-            f"| {label}: {unit} | {report.number(count / mine.median)} "
-            f"| {report.number(count / theirs.median)} "
-            f"| {report.ratio(theirs.median, mine.median)} |"
-        )
+    )
     return "\n".join(
         [
-            "## Client layer: one HTTP stack (httpx) against kubernetes-asyncio (aiohttp)",
+            "## Client layer: httpx over aiohttp, against httpx's own stack and kubernetes-asyncio",
             "",
             f"Run: {date}, on {machine.cpu_model()} ({machine.cores()} cores). One server "
             "(SQLite) holding 10,000 one-device ResourceSlices; per stack and round, a paged "
-            f"list of {LISTED:,} of them and a watch of {EVENTS:,} events from before the "
-            f"first, both decoded; {ROUNDS} rounds after a warm-up round, the stacks "
-            "alternating. Seconds: lower is better; ratio below 1 means httpx took less.",
+            f"list of {LISTED:,} of them, a watch of {EVENTS:,} events from before the "
+            f"first, both decoded, and {GETS} GETs of one of them one after another (this "
+            f"process's CPU per GET); {ROUNDS} rounds after a warm-up round, the stacks "
+            "alternating. Lower is better; each ratio is this client's figure over the "
+            "other's (below 1: this client took less).",
             "",
             *rows,
         ]
     )
+
+
+def _row(label: str, figures: dict[str, Figure], shown: Callable[[Figure], str]) -> str:
+    mine = figures[OURS]
+    cells = [shown(mine)]
+    for other in (HTTPX, BASELINE):
+        cells += [shown(figures[other]), report.ratio(mine.median, figures[other].median)]
+    return f"| {label} | {' | '.join(cells)} |"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,7 +45,7 @@ from apiserver.toolkit import JSON
 from . import report
 from .profile import profile_of
 from .shim import DRIVER, NS, REVIEWS, ShimTarget, _create, _pods, cluster_objects
-from .targets import APIServerTarget
+from .targets import APIServerTarget, async_client
 
 SECTION = "scheduling"
 PER_NODE = 10
@@ -286,12 +286,8 @@ async def _size(
     server: APIServerTarget, shim_target: ShimTarget, nodes: int
 ) -> tuple[list[StateOutcome], list[Sampled]]:
     async with (
-        httpx.AsyncClient(
-            base_url=server.url, verify=server.ssl_context(), headers=server.headers, timeout=300
-        ) as api,
-        httpx.AsyncClient(
-            base_url=shim_target.url, verify=shim_target.scheduler_context(), timeout=300
-        ) as shim,
+        async_client(server.url, server.ssl_context(), server.headers, 300) as api,
+        async_client(shim_target.url, shim_target.scheduler_context(), timeout=300) as shim,
     ):
         await _create(api, _cluster(nodes))
         out = []
@@ -374,9 +370,7 @@ class ReviewOutcome:
 
 
 async def _one_review(server: APIServerTarget, nodes: int) -> list[ReviewOutcome]:
-    async with httpx.AsyncClient(
-        base_url=server.url, verify=server.ssl_context(), headers=server.headers, timeout=600
-    ) as api:
+    async with async_client(server.url, server.ssl_context(), server.headers, 600) as api:
         await _create(api, _cluster(nodes))
         await _fill(api, nodes, STATES["half full"], 0)
         await _pods(api, ["review-one"])

@@ -42,7 +42,7 @@ from apiserver.toolkit import JSON
 from devtools.process import ChildProcess, free_port, http_probe
 
 from . import report
-from .targets import REPO, APIServerTarget
+from .targets import REPO, APIServerTarget, async_client
 
 SECTION = "shim"
 SIZES = (100, 500)
@@ -322,12 +322,8 @@ async def _throughput(
 async def _run_size(server: APIServerTarget, shim_target: ShimTarget, nodes: int) -> SizeOutcome:
     names = [f"node-{n:03d}" for n in range(nodes)]
     async with (
-        httpx.AsyncClient(
-            base_url=server.url, verify=server.ssl_context(), headers=server.headers, timeout=120
-        ) as api,
-        httpx.AsyncClient(
-            base_url=shim_target.url, verify=shim_target.scheduler_context(), timeout=120
-        ) as shim,
+        async_client(server.url, server.ssl_context(), server.headers, 120) as api,
+        async_client(shim_target.url, shim_target.scheduler_context(), timeout=120) as shim,
     ):
         await _create(api, cluster_objects(names, PER_NODE))
         latency = await _pods(api, [f"latency-{i:03d}" for i in range(LATENCY_PODS)])

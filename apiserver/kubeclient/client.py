@@ -19,7 +19,7 @@ from ..toolkit import JSON, MERGE_PATCH
 from .config import ClusterConfig
 from .errors import APIError, Gone, connection_failed, error_of
 from .ndjson import objects
-from .transport import BearerAuth, ssl_context
+from .transport import BearerAuth, network, ssl_context
 
 PAGE_SIZE = 500
 REPLAYABLE = frozenset({"GET", "PUT", "DELETE"})
@@ -46,13 +46,14 @@ class KubeClient:
         """``transport``: where requests go instead of the network (an in-process app)."""
         self.config = config
         self.timeout = timeout
+        context = ssl_context(config)
         self._http = httpx.AsyncClient(
             base_url=config.server,
-            verify=ssl_context(config),
+            verify=context,
             headers={"Accept": "application/json", "User-Agent": user_agent},
             auth=BearerAuth(config),
             timeout=timeout,
-            transport=transport,
+            transport=transport if transport is not None else network(context),
         )
 
     @property

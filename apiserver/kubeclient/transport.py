@@ -1,6 +1,7 @@
 """A ``ClusterConfig`` turned into what httpx needs: the TLS context (the CA to trust, the
-client certificate to present) and the request authentication (a bearer token, re-read
-from its file as a projected token rotates; the TLS server name to ask for)."""
+client certificate to present), the request authentication (a bearer token, re-read
+from its file as a projected token rotates; the TLS server name to ask for) and the
+transport that carries requests over the network."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 import httpx
+from httpx_aiohttp import AiohttpTransport
 
 from .config import ClusterConfig
 
@@ -58,3 +60,11 @@ class BearerAuth(httpx.Auth):
         if self.server_name:
             request.extensions["sni_hostname"] = self.server_name
         yield request
+
+
+def network(context: ssl.SSLContext) -> httpx.AsyncBaseTransport:
+    """httpx's requests carried by aiohttp, which parses HTTP in C and leaves TLS to
+    asyncio's transport: half the CPU per request of httpx's own stack, whose TLS runs in
+    Python through anyio (bench/RESULTS.md "Client layer"). aiohttp sends a GET, PUT or
+    DELETE once more when a kept-alive connection was closed under it."""
+    return AiohttpTransport(verify=context)
