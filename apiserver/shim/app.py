@@ -120,7 +120,9 @@ def build_app(
 ) -> FastAPI:
     metrics = metrics if metrics is not None else ShimMetrics()
     scheduler = Scheduler(api, paths)
-    binder = Binder(api, paths, attach_timeout=attach_timeout, metrics=metrics)
+    binder = Binder(
+        api, paths, attach_timeout=attach_timeout, metrics=metrics, filtered=scheduler.memory
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -1,9 +1,14 @@
 """Bind: allocate the pod's claims on the chosen node, wait for fabric devices to be
 attached (KEP-5007), then bind the pod.
 
-0. A pod already bound to the chosen node is done: a repeated Bind (kube-scheduler retries
-   one whose answer timed out) succeeds and changes nothing; one bound elsewhere fails the
-   bind, and nothing is touched.
+0. The pod is the one this shim's filter was given in the same scheduling cycle, as
+   kube-scheduler binds from its cache rather than a fresh read; it is read only when this
+   shim did not filter it (another replica did, or the cycle is older than
+   ``CYCLE_SECONDS``). A pod read already bound to the chosen node is done: a repeated
+   Bind (kube-scheduler retries one whose answer timed out) succeeds and changes nothing;
+   one bound elsewhere fails the bind, and nothing is touched. A pod the filter saw
+   unbound but bound since meets the binding's conflict in step 4, read as the same two
+   cases (its claims are allocated already, so the bind wrote none).
 1. A reserving AllocationReview of the pod's unallocated claims on the chosen node holds
    the devices it picks while they are written; an answer without a ``reservation`` (the
    devices could not be held) fails the bind: only held devices are committed.
@@ -43,11 +48,11 @@ from ..api.resource.resourceclaim import ATTACH_FAILED, IS_ATTACHED, NEEDS_ATTAC
 from ..kubeclient import APIError, ClientEventRecorder, Collection, KubeClient, ListWatch
 from ..toolkit import JSON, Backoff
 from ..toolkit.timestamps import now_rfc3339
-from .claims import pod_claims
+from .claims import pod_claims, pod_namespace
 from .extender import BindArgs
 from .metrics import ShimMetrics
 from .paths import Paths
-from .scheduling import review, why_infeasible
+from .scheduling import FilterMemory, review, why_infeasible
 
 log = logging.getLogger(__name__)
 
@@ -158,20 +163,25 @@ class Binder:
         *,
         attach_timeout: float = ATTACH_TIMEOUT,
         metrics: ShimMetrics | None = None,
+        filtered: FilterMemory | None = None,
     ):
+        """``filtered``: the filter's memory of the pods it was given."""
         self.api = api
         self.paths = paths
         self.attach_timeout = attach_timeout
         self.metrics = metrics if metrics is not None else ShimMetrics()
         self.events = ClientEventRecorder(api, COMPONENT)
+        self.filtered = filtered
 
     async def bind(self, args: BindArgs) -> str:
         """``""`` once the pod is bound, else why not (and nothing of the bind is left)."""
         namespace, node = args.pod_namespace, args.node
-        try:
-            pod = await self.api.get(self.paths.pod(namespace, args.pod_name))
-        except APIError as err:
-            return f"reading pod {namespace}/{args.pod_name}: {err}"
+        pod = self._filtered_pod(args)
+        if pod is None:
+            try:
+                pod = await self.api.get(self.paths.pod(namespace, args.pod_name))
+            except APIError as err:
+                return f"reading pod {namespace}/{args.pod_name}: {err}"
         uid = str(pod["metadata"].get("uid") or "")
         if args.pod_uid and args.pod_uid != uid:
             return f"pod {namespace}/{args.pod_name} has uid {uid}, not {args.pod_uid}"
@@ -201,6 +211,17 @@ class Binder:
             if done.reservation and not done.committed:
                 await self._release(done.reservation)
         return ""
+
+    def _filtered_pod(self, args: BindArgs) -> JSON | None:
+        """The pod as this shim's filter was given it in this scheduling cycle, if it was."""
+        if self.filtered is None or not args.pod_uid:
+            return None
+        found = self.filtered.of_cycle(args.pod_uid)
+        if found is None:
+            return None
+        name = (found.pod.get("metadata") or {}).get("name")
+        same = (name, pod_namespace(found.pod)) == (args.pod_name, args.pod_namespace)
+        return found.pod if same else None
 
     async def _reserve(self, namespace: str, fresh: list[str], node: str, done: _Done) -> _Chosen:
         """A reserving review of the unallocated claims on the node: their allocations and

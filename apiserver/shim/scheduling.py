@@ -105,6 +105,8 @@ class Remembered:
     at: float
     entries: dict[str, JSON]
     """The review's entry per node name."""
+    pod: JSON
+    """The pod as the filter was given it."""
 
 
 class FilterMemory:
@@ -117,26 +119,32 @@ class FilterMemory:
         self.clock = clock
         self._by_pod: OrderedDict[str, Remembered] = OrderedDict()
 
-    def keep(self, pod: str, claims: list[str], entries: dict[str, JSON]) -> None:
-        self._by_pod[pod] = Remembered(tuple(claims), self.clock(), entries)
-        self._by_pod.move_to_end(pod)
+    def keep(self, pod: JSON, claims: list[str], entries: dict[str, JSON]) -> None:
+        key = pod_key(pod)
+        self._by_pod[key] = Remembered(tuple(claims), self.clock(), entries, pod)
+        self._by_pod.move_to_end(key)
         while len(self._by_pod) > self.size:
             self._by_pod.popitem(last=False)
 
     def recall(self, pod: str, claims: list[str], nodes: list[str]) -> Remembered | None:
         """The filter's answer for the pod, if it is of this scheduling cycle, for the same
         claims, and answered every one of ``nodes``."""
-        found = self._by_pod.get(pod)
+        found = self.of_cycle(pod)
         if found is None or found.claims != tuple(claims):
-            return None
-        if self.clock() - found.at > CYCLE_SECONDS:
             return None
         if any(n not in found.entries for n in nodes):
             return None
         return found
 
+    def of_cycle(self, pod: str) -> Remembered | None:
+        """The filter's answer for the pod (by uid), if it is of this scheduling cycle."""
+        found = self._by_pod.get(pod)
+        if found is None or self.clock() - found.at > CYCLE_SECONDS:
+            return None
+        return found
 
-def _pod_key(pod: JSON) -> str:
+
+def pod_key(pod: JSON) -> str:
     meta = pod.get("metadata") or {}
     return str(meta.get("uid") or f"{pod_namespace(pod)}/{meta.get('name')}")
 
@@ -166,7 +174,7 @@ class Scheduler:
             return FilterResult(error=f"allocation review failed: {err}")
         result = FilterResult()
         answered = _entries(status)
-        self.memory.keep(_pod_key(args.pod), claims.names, answered)
+        self.memory.keep(args.pod, claims.names, answered)
         for node in args.node_names:
             entry = answered.get(node)
             if entry is None:
@@ -185,7 +193,7 @@ class Scheduler:
         claims = pod_claims(args.pod)
         if not claims.names or claims.pending or not args.node_names:
             return {}
-        found = self.memory.recall(_pod_key(args.pod), claims.names, args.node_names)
+        found = self.memory.recall(pod_key(args.pod), claims.names, args.node_names)
         if found is not None:
             entries = found.entries
         else:

@@ -105,13 +105,16 @@ def test_bad_answer_modes_name_the_field_and_store_nothing(cluster: ServerProces
 
 
 class Recording(httpx.AsyncBaseTransport):
-    """The shim's transport to the server, keeping each AllocationReview and its answer."""
+    """The shim's transport to the server, keeping each request's method and path, and
+    each AllocationReview and its answer."""
 
     def __init__(self, server: httpx.AsyncBaseTransport) -> None:
         self.server = server
+        self.requests: list[tuple[str, str]] = []
         self.reviews: list[tuple[dict[str, Any], bytes]] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append((request.method, request.url.path))
         response = await self.server.handle_async_request(request)
         if request.url.path.endswith("/allocationreviews"):
             content = await response.aread()
@@ -205,6 +208,36 @@ async def test_filter_and_prioritize_use_small_answers_and_bind_allocates(
     _, pool, _ = _allocated(cluster, first)
     assert pool == node  # the examples' node-local pools are named after their nodes
     assert _allocated(cluster, second) != _allocated(cluster, first)
+
+
+async def test_bind_takes_the_pod_from_its_filter_and_a_repeated_bind_changes_nothing(
+    cluster: ServerProcess, shim: httpx.AsyncClient, recording: Recording
+) -> None:
+    """As kube-scheduler binds from its cache: the pod the filter was given is the one bound,
+    not read again. Bound since (a repeated bind, or one to another node), the binding's
+    conflict tells, and the claim stays as the first bind wrote it."""
+    nodes = _nodes(cluster)
+    pod = _pod(cluster)
+    path = f"/api/v1/namespaces/{NS}/pods/{pod['metadata']['name']}"
+    claim = pod["spec"]["resourceClaims"][0]["resourceClaimName"]
+    claim_path = f"/apis/{GROUP}/v1/namespaces/{NS}/resourceclaims/{claim}"
+    fits = await _filter(shim, pod, nodes)
+    node = await _prioritize(shim, pod, fits)
+    began = len(recording.requests)
+    assert await _bind(shim, pod, node) == ""
+    assert ("GET", path) not in recording.requests[began:]
+    assert ("POST", f"{path}/binding") in recording.requests[began:]
+    written = cluster.client().get(claim_path).json()["status"]
+
+    # kube-scheduler's retry of a bind whose answer it did not get, then a bind elsewhere.
+    assert await _bind(shim, pod, node) == ""
+    other = next(n for n in nodes if n != node)
+    assert await _bind(shim, pod, other) != ""
+    stored = cluster.client().get(path).json()
+    assert stored["spec"]["nodeName"] == node
+    status = cluster.client().get(claim_path).json()["status"]
+    assert status["allocation"] == written["allocation"]
+    assert [u["uid"] for u in status["reservedFor"]] == [pod["metadata"]["uid"]]
 
 
 async def test_many_pods_at_once_over_rounds_never_share_a_device(

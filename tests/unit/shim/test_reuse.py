@@ -124,7 +124,7 @@ async def test_several_rounds_one_review_per_cycle(
 def test_memory_is_bounded_and_forgets_the_oldest() -> None:
     memory = FilterMemory(size=2)
     for pod in ("a", "b", "c"):
-        memory.keep(pod, ["ns/c"], {"node-a": {"feasible": True}})
+        memory.keep(_pod(uid=pod), ["ns/c"], {"node-a": {"feasible": True}})
     assert memory.recall("a", ["ns/c"], ["node-a"]) is None
     assert memory.recall("c", ["ns/c"], ["node-a"]) is not None
 
@@ -132,7 +132,7 @@ def test_memory_is_bounded_and_forgets_the_oldest() -> None:
 def test_an_answer_older_than_a_cycle_is_not_recalled() -> None:
     now = [100.0]
     memory = FilterMemory(clock=lambda: now[0])
-    memory.keep("a", ["ns/c"], {"node-a": {"feasible": True}})
+    memory.keep(_pod(uid="a"), ["ns/c"], {"node-a": {"feasible": True}})
     now[0] += CYCLE_SECONDS
     assert memory.recall("a", ["ns/c"], ["node-a"]) is not None
     now[0] += 0.5
