@@ -592,11 +592,14 @@ def render(outcome: Outcome, date: str) -> str:
         " first pass. A pod costs one scores-only review (filter; the server answers anew"
         " only the nodes whose pools changed since it last answered a claim of that shape"
         " there, and prioritize scores from the filter's answer, as kube-scheduler's Score"
-        " reads its Filter's cycle state, asking nothing) and a bind of five requests (read"
-        " the pod and its claim, a reserving review whose answer lists the devices to"
-        " attach, the claim's status, the binding), each write of which the next review's"
-        " catch-up waits for. Ties between best-scoring nodes are broken at random, as"
-        " kube-scheduler's selectHost does.",
+        " reads its Filter's cycle state, asking nothing) and a bind of four requests (read"
+        " the claim, a reserving review whose answer lists the devices to attach, the"
+        " claim's status, the binding; the pod is the one its filter was given), each write"
+        " of which the next review's catch-up waits for. Ties between best-scoring nodes are"
+        " broken at random, as kube-scheduler's selectHost does. Every client (this"
+        " process's and the shim's) is this project's HTTP stack, httpx over aiohttp. The"
+        " ratio is against the reviews alone in each answer mode: the default one (with"
+        " allocations), and scores only, the review the shim's filter asks.",
         "",
     ]
     return "\n".join(lines)
