@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from apiserver.kubeclient.transport import network
+from apiserver.kubeclient import network
 from devtools.apiserver import admin_token, serve_command
 from devtools.process import ChildProcess, free_port, http_probe
 

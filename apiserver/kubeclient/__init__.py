@@ -19,6 +19,7 @@ from .errors import APIError, Conflict, Gone, NotFound, error_of
 from .events import ClientEventRecorder, ClientEventWriter
 from .listwatch import ListWatch, unexpected_event
 from .ndjson import lines, objects
+from .transport import network
 
 __all__ = [
     "JSON",
@@ -41,6 +42,7 @@ __all__ = [
     "in_cluster_config",
     "lines",
     "load_kubeconfig",
+    "network",
     "objects",
     "unexpected_event",
 ]

@@ -62,9 +62,10 @@ class BearerAuth(httpx.Auth):
         yield request
 
 
-def network(context: ssl.SSLContext) -> httpx.AsyncBaseTransport:
+def network(context: ssl.SSLContext | bool) -> httpx.AsyncBaseTransport:
     """httpx's requests carried by aiohttp, which parses HTTP in C and leaves TLS to
     asyncio's transport: half the CPU per request of httpx's own stack, whose TLS runs in
     Python through anyio (bench/RESULTS.md "Client layer"). aiohttp sends a GET, PUT or
-    DELETE once more when a kept-alive connection was closed under it."""
+    DELETE once more when a kept-alive connection was closed under it. ``context``: the
+    TLS context, or whether to verify the server with the system's CAs."""
     return AiohttpTransport(verify=context)

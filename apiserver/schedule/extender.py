@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import orjson
 
+from ..kubeclient import network
 from ..toolkit import JSON
 
 
@@ -51,7 +52,7 @@ class Extender:
             verify=verify,
             timeout=timeout,
             headers={"User-Agent": "dra-extension-scheduler"},
-            transport=transport,
+            transport=transport if transport is not None else network(verify),
         )
 
     async def aclose(self) -> None:
