@@ -8,9 +8,9 @@ over HTTPS on loopback; this process plays kube-scheduler. A cluster of N nodes 
   server (the baseline: what the shim's filter asks; before it, untimed in the ratios, a
   first review that waits for the server's caches to catch up with the previous pod's
   writes, reported on its own), then the pod through the shim as the
-  scheduler drives it: filter over the N nodes, prioritize over the nodes that fit, bind
-  to a best-scoring one (reserving review on that node, claim status written, the device
-  view asked whether it must be attached, ``pods/binding``, the reservation released).
+  scheduler drives it: filter over the N nodes (a scores-only review), prioritize over the
+  nodes that fit (scored from the filter's answer), bind to a best-scoring one (the claim
+  read, a reserving review on that node, the claim's status written, ``pods/binding``).
   Alternating, so both see the same load. p50 of each, and the ratios.
 * throughput: pods bound per second with node-local devices, the scheduler's way: filter
   and prioritize one pod after another, binds running concurrently; beside it, in the same
@@ -411,9 +411,11 @@ def render(outcome: Outcome, date: str) -> str:
         "",
         f"Per pod ({LATENCY_PODS - 1} pods, p50): the baseline is one AllocationReview of the"
         " pod's claim over all nodes, posted straight to the server; then the same pod through"
-        " the shim: filter (that review, asked by the shim), prioritize (a second review over"
-        " the nodes that fit) and bind (a reserving review on the chosen node, the claim's"
-        " status written, the device view asked, `pods/binding`, the reservation released).",
+        " the shim: filter (that review, scores only, asked by the shim), prioritize over the"
+        " nodes that fit (scored from the filter's answer, no request) and bind (the claim"
+        " read, a reserving review on the chosen node, the claim's status written,"
+        " `pods/binding`; the server releases the reservation once its caches show the"
+        " claim).",
         "",
         "| nodes | first review after a write | AllocationReview alone | shim filter"
         " | filter / review | shim prioritize | shim bind | filter + prioritize + bind"
@@ -449,10 +451,8 @@ def render(outcome: Outcome, date: str) -> str:
         )
     lines += [
         "",
-        "A pod costs the shim two reviews over the candidate nodes (filter, prioritize) and a"
-        " third on one node, plus its writes; kube-scheduler asks prioritize only over the"
-        " nodes filter kept, and on a full-enough cluster that is most of them."
-        " The first AllocationReview after a write (first column) first brings the server's"
+        "A pod costs the shim one review over the candidate nodes (filter) and a second on"
+        " one node (bind's), plus its writes. The first AllocationReview after a write (first column) first brings the server's"
         " caches to the store's revision; the caches of kinds nobody wrote are asked for"
         " progress at once rather than waiting for the next periodic progress report (which"
         " cost about a second per pod before: 879 ms and 1.0 pods/s at 100 nodes on an"
