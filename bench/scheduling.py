@@ -55,7 +55,7 @@ SIZES = (100, 500, 2000)
 STATES = {"empty": 0, "half full": 5, "nearly full": 9}
 """Devices allocated per node in each steady state."""
 STATES_AT = {500: tuple(STATES), 100: ("half full",), 2000: ("half full",)}
-PODS = 40
+PODS = 80
 """Pods placed per size and state (throughput; the per-pod figures are their medians)."""
 TIES = random.Random(5000)
 """Breaks ties between best-scoring nodes (see ``_choose``)."""
