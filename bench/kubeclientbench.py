@@ -15,7 +15,7 @@ each line decoded with orjson. The client layer does the same through ``KubeClie
 
 What it decided: httpx's interface (what every caller and the in-process transports of
 their tests use), over aiohttp. httpx's own stack runs TLS in Python through anyio and
-spends about 2 ms of CPU on each small request; a pod through the scheduler shim is six of
+spends about 2 ms of CPU on each small request; a pod through the scheduler shim is five of
 them, the shim's largest cost on a shared machine (bench/RESULTS.md "Scheduling").
 
 ``python -m bench.kubeclientbench`` updates only the ``kubeclient`` section of RESULTS.md.

@@ -9,7 +9,8 @@ from what its Filter left in the cycle state: one review per cycle. A change bet
 (another pod's bind) costs at most a less preferred node; the bind's reserving review is
 what guards the allocation. Without a filter answer for the pod, its claims and every node
 asked (another shim replica filtered, or the answer is older than ``CYCLE_SECONDS``),
-prioritize asks its own review."""
+prioritize asks its own review. The memory keeps the pod the filter was given too: the bind
+of the same cycle takes it from there (``binding.py``)."""
 
 from __future__ import annotations
 
@@ -120,7 +121,7 @@ class FilterMemory:
         self._by_pod: OrderedDict[str, Remembered] = OrderedDict()
 
     def keep(self, pod: JSON, claims: list[str], entries: dict[str, JSON]) -> None:
-        key = pod_key(pod)
+        key = _pod_key(pod)
         self._by_pod[key] = Remembered(tuple(claims), self.clock(), entries, pod)
         self._by_pod.move_to_end(key)
         while len(self._by_pod) > self.size:
@@ -144,7 +145,7 @@ class FilterMemory:
         return found
 
 
-def pod_key(pod: JSON) -> str:
+def _pod_key(pod: JSON) -> str:
     meta = pod.get("metadata") or {}
     return str(meta.get("uid") or f"{pod_namespace(pod)}/{meta.get('name')}")
 
@@ -193,7 +194,7 @@ class Scheduler:
         claims = pod_claims(args.pod)
         if not claims.names or claims.pending or not args.node_names:
             return {}
-        found = self.memory.recall(pod_key(args.pod), claims.names, args.node_names)
+        found = self.memory.recall(_pod_key(args.pod), claims.names, args.node_names)
         if found is not None:
             entries = found.entries
         else:
