@@ -53,7 +53,7 @@ class KubeClient:
             headers={"Accept": "application/json", "User-Agent": user_agent},
             auth=BearerAuth(config),
             timeout=timeout,
-            transport=transport if transport is not None else network(context),
+            transport=transport if transport is not None else network(config.server, context),
         )
 
     @property

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ssl
 import tempfile
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Generator
 from pathlib import Path
 
@@ -62,10 +64,22 @@ class BearerAuth(httpx.Auth):
         yield request
 
 
-def network(context: ssl.SSLContext | bool) -> httpx.AsyncBaseTransport:
-    """httpx's requests carried by aiohttp, which parses HTTP in C and leaves TLS to
-    asyncio's transport: half the CPU per request of httpx's own stack, whose TLS runs in
-    Python through anyio (bench/RESULTS.md "Client layer"). aiohttp sends a GET, PUT or
-    DELETE once more when a kept-alive connection was closed under it. ``context``: the
-    TLS context, or whether to verify the server with the system's CAs."""
+def network(url: str, context: ssl.SSLContext | bool) -> httpx.AsyncBaseTransport | None:
+    """The transport for requests to ``url``: httpx's requests carried by aiohttp, which
+    parses HTTP in C and leaves TLS to asyncio's transport (half the CPU per request of
+    httpx's own stack, whose TLS runs in Python through anyio: bench/RESULTS.md "Client
+    layer"); aiohttp sends a GET, PUT or DELETE once more when a kept-alive connection was
+    closed under it. None (httpx's own stack) when the environment names a proxy for
+    ``url``: httpx honours ``HTTPS_PROXY`` and ``NO_PROXY`` only for its own transport.
+    ``context``: the TLS context, or whether to verify the server with the system's CAs."""
+    if _proxied(url):
+        return None
     return AiohttpTransport(verify=context)
+
+
+def _proxied(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies()
+    if not (proxies.get(parts.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(parts.netloc)

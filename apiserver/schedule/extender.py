@@ -52,7 +52,7 @@ class Extender:
             verify=verify,
             timeout=timeout,
             headers={"User-Agent": "dra-extension-scheduler"},
-            transport=transport if transport is not None else network(verify),
+            transport=transport if transport is not None else network(url, verify),
         )
 
     async def aclose(self) -> None:
