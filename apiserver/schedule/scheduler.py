@@ -154,7 +154,8 @@ class StandInScheduler:
         if not filtered.fits:
             why = "; ".join(f"{n}: {r}" for n, r in sorted(filtered.failed.items()))
             raise Unschedulable(f"0/{len(nodes)} nodes are available: {why}")
-        fitting = [n for n in nodes if n["metadata"]["name"] in set(filtered.fits)]
+        fits = set(filtered.fits)
+        fitting = [n for n in nodes if n["metadata"]["name"] in fits]
         if len(fitting) == 1:
             scores = {fitting[0]["metadata"]["name"]: 0}
         else:

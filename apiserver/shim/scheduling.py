@@ -201,8 +201,8 @@ class Scheduler:
             entries = _entries(await self._scores(args, claims.names))
         return {
             name: scaled(e.get("score")) if e.get("feasible") else 0
-            for name, e in entries.items()
-            if name in args.node_names
+            for name in args.node_names
+            if (e := entries.get(name)) is not None
         }
 
     async def _scores(self, args: FilterArgs, claims: list[str]) -> JSON:

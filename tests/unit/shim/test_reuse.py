@@ -6,7 +6,7 @@ filter did not answer, or an answer older than a cycle make it ask its own revie
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -15,7 +15,8 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from apiserver.shim.scheduling import CYCLE_SECONDS, FilterMemory
+from apiserver.shim.extender import FilterArgs
+from apiserver.shim.scheduling import CYCLE_SECONDS, FilterMemory, Scheduler
 from tests.unit.shim.inprocess import REVIEWS, shim_over
 
 NODES = ["node-a", "node-b", "node-c"]
@@ -137,3 +138,32 @@ def test_an_answer_older_than_a_cycle_is_not_recalled() -> None:
     assert memory.recall("a", ["ns/c"], ["node-a"]) is not None
     now[0] += 0.5
     assert memory.recall("a", ["ns/c"], ["node-a"]) is None
+
+
+class CountedNames(list[str]):
+    """A node list that counts how often it is scanned whole (iterated or searched)."""
+
+    scans = 0
+
+    def __iter__(self) -> Iterator[str]:
+        CountedNames.scans += 1
+        return super().__iter__()
+
+    def __contains__(self, name: object) -> bool:
+        CountedNames.scans += 1
+        return super().__contains__(name)
+
+
+@pytest.mark.parametrize("count", [10, 1000])
+async def test_prioritize_reads_the_node_list_a_fixed_number_of_times(count: int) -> None:
+    """Linear in the nodes kube-scheduler passes: no scan of the node list per node (it cost
+    55 ms at 2,000 nodes when each node's answer was looked for in the list)."""
+    names = [f"node-{i:04d}" for i in range(count)]
+    scheduler = Scheduler(None, None)  # type: ignore[arg-type]  # answered from memory
+    scheduler.memory.keep(
+        _pod(), ["trainer-gpu"], {n: {"feasible": True, "score": 50} for n in names}
+    )
+    CountedNames.scans = 0
+    scores = await scheduler.prioritize(FilterArgs(_pod(), CountedNames(names), None))
+    assert scores == dict.fromkeys(names, 5)
+    assert CountedNames.scans <= 2
