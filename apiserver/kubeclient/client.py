@@ -1,8 +1,10 @@
-"""One HTTPS client of a Kubernetes API server (httpx): JSON calls that raise typed
-``Status`` errors, lists read page by page, and watches decoded from NDJSON.
+"""One HTTPS client of a Kubernetes API server (httpx's interface, its requests carried by
+aiohttp: ``transport.network``): JSON calls that raise typed ``Status`` errors, lists read
+page by page, and watches decoded from NDJSON.
 
 A GET, PUT or DELETE whose kept-alive connection the server closed as it went out is sent
-once more (idempotent: a PUT carries its resourceVersion); a create or a patch never is.
+once more (idempotent: a PUT carries its resourceVersion), by aiohttp over the network and
+here on any other transport; a create or a patch never is.
 Objects stay raw JSON, so fields this code does not know survive a read and a write.
 """
 
