@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from apiserver.kubeclient import APIError, ClusterConfig, KubeClient
+from tests.unit.kubeclient.loopback import answer_json
 
 
 def _client(handler: httpx.MockTransport) -> KubeClient:
@@ -93,13 +94,7 @@ class OneRequestPerConnection:
                 self.seen.append((lines[0].split()[0], connection))
                 if answered:
                     break  # closed under the request, unanswered
-                body = b'{"kind":"Pod"}'
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    + f"Content-Length: {len(body)}\r\n\r\n".encode()
-                    + body
-                )
-                await writer.drain()
+                await answer_json(writer)
                 answered = True
         except (asyncio.IncompleteReadError, ConnectionError):
             pass

@@ -11,6 +11,7 @@ import pytest
 from httpx_aiohttp import AiohttpTransport
 
 from apiserver.kubeclient import ClusterConfig, KubeClient, network
+from tests.unit.kubeclient.loopback import answer_json
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 
@@ -51,13 +52,7 @@ async def test_a_client_behind_a_proxy_sends_its_request_to_the_proxy(
 
     async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         asked.append((await reader.readuntil(b"\r\n")).strip())
-        body = b'{"kind":"Pod"}'
-        writer.write(
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-            + f"Content-Length: {len(body)}\r\n\r\n".encode()
-            + body
-        )
-        await writer.drain()
+        await answer_json(writer, close=True)
         writer.close()
 
     server = await asyncio.start_server(proxy, "127.0.0.1", 0)
