@@ -207,6 +207,7 @@ class Greedy:
                 out.append(None)
                 continue
             pools = known.pools
+            # ``stands``, its one-pool case inlined: a call per node over thousands of them.
             if touched or len(pools) != 1:
                 if not stands(pools, known.states, now, touched):
                     out.append(None)

@@ -20,7 +20,7 @@ sources, so a listener never sees a slice before the patches that apply to it.
 
 CPU: CEL values are converted once per device version, class selector results are
 cached per device, compiled programs come from the CEL cache; long loops yield to the
-event loop through a ``Pacer``.
+event loop through a ``Pacer`` (``toolkit.pacing``).
 
 Garbage collection (``pause_gc``, set by the server): the build creates a few million
 long-lived objects, and each full collection of the cyclic collector then walks all of
@@ -44,10 +44,10 @@ from ..sources import Source, SourceEvent
 from ..tasks import BackgroundTask
 from ..toolkit import JSON
 from ..toolkit.collector import collector_paused
+from ..toolkit.pacing import Pacer
 from .matching import Candidate, Outcome, SelectorFailure, describe, patch_outcome
 from .merging import merge
 from .names import device_object_name, device_object_uid
-from .pacing import Pacer
 from .patches import CompiledClass, CompiledPatch, compile_class, compile_patch
 from .state import (
     Commit,

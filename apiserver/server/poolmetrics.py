@@ -43,6 +43,7 @@ from prometheus_client.registry import Collector
 
 from ..pools import PoolSummary
 from ..tasks import BackgroundTask
+from ..toolkit.pacing import Pacer
 
 log = logging.getLogger(__name__)
 
@@ -212,26 +213,22 @@ class PoolMetrics:
     async def _read_all(self, reserved: dict[PoolKey, set[str]]) -> None:
         """Every pool's row, driver by driver."""
         self._by_key = {}
-        began = time.perf_counter()
+        pacer = Pacer(self.slice)
         for driver in sorted({driver for driver, _ in self.pools.pool_keys()}):
             for summary in await self.pools.summaries(driver):
-                if time.perf_counter() - began > self.slice:
-                    await asyncio.sleep(0)
-                    began = time.perf_counter()
                 self._by_key[(driver, summary.pool)] = _row(driver, summary, reserved)
+                await pacer.tick()
 
     async def _read(self, keys: set[PoolKey], reserved: dict[PoolKey, set[str]]) -> None:
         """The rows of ``keys`` again (a pool with no summary left is gone)."""
-        began = time.perf_counter()
+        pacer = Pacer(self.slice)
         for driver, pool in sorted(keys):
-            if time.perf_counter() - began > self.slice:
-                await asyncio.sleep(0)
-                began = time.perf_counter()
             found = await self.pools.summaries(driver, pool)
             if found:
                 self._by_key[(driver, pool)] = _row(driver, found[0], reserved)
             else:
                 self._by_key.pop((driver, pool), None)
+            await pacer.tick()
 
 
 def _row(driver: str, summary: PoolSummary, reserved: dict[PoolKey, set[str]]) -> PoolRow:
