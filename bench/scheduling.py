@@ -41,13 +41,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 
+from apiserver.kubeclient import KubeClient
 from apiserver.toolkit import JSON
 
 from . import report
 from .profile import profile_of
 from .shim import DRIVER, NS, REVIEWS, ShimTarget, _create, _pods, cluster_objects
-from .targets import APIServerTarget, async_client
+from .targets import APIServerTarget, async_client, kube_client
 
 SECTION = "scheduling"
 PER_NODE = 10
@@ -174,21 +176,29 @@ class StateOutcome:
         )
 
 
-async def _call(client: httpx.AsyncClient, path: str, body: JSON) -> tuple[Any, Call]:
+@dataclass
+class Measured:
+    """The clients the measured calls go through, this project's own (``kube_client``):
+    AllocationReviews to the server, the extender's verbs to the shim."""
+
+    api: KubeClient
+    shim: KubeClient
+
+
+async def _call(client: KubeClient, path: str, body: JSON) -> tuple[Any, Call]:
     began = time.perf_counter()
-    answer = await client.post(path, json=body)
+    answer = await client.exchange("POST", path, body)
     took = time.perf_counter() - began
     if answer.status_code not in (
         200,
         201,
     ):  # a refused call is a broken run, not a pod that fits nowhere
         raise RuntimeError(f"{path}: {answer.status_code} {answer.text[:300]}")
-    return answer.json(), Call(took, len(answer.request.content), len(answer.content))
+    sent = len(answer.request.content)
+    return orjson.loads(answer.content), Call(took, sent, len(answer.content))
 
 
-async def _choose(
-    shim: httpx.AsyncClient, pod: JSON, nodes: list[str]
-) -> tuple[str | None, PodTimes]:
+async def _choose(shim: KubeClient, pod: JSON, nodes: list[str]) -> tuple[str | None, PodTimes]:
     filtered, f_call = await _call(shim, "/filter", {"Pod": pod, "NodeNames": nodes})
     fits = filtered.get("NodeNames") or []
     if filtered.get("Error"):
@@ -203,14 +213,14 @@ async def _choose(
     return node, PodTimes(f_call, p_call)
 
 
-async def _bind(shim: httpx.AsyncClient, pod: JSON, node: str) -> tuple[str, Call]:
+async def _bind(shim: KubeClient, pod: JSON, node: str) -> tuple[str, Call]:
     meta = pod["metadata"]
     args = {"PodName": meta["name"], "PodNamespace": NS, "PodUID": meta["uid"], "Node": node}
     answer, call = await _call(shim, "/bind", args)
     return str(answer.get("Error") or ""), call
 
 
-async def _review(api: httpx.AsyncClient, claim: str, nodes: list[str], answer: str = "") -> Call:
+async def _review(api: KubeClient, claim: str, nodes: list[str], answer: str = "") -> Call:
     spec: JSON = {"claims": [{"namespace": NS, "name": claim}], "nodeNames": nodes}
     if answer:
         spec["answer"] = answer
@@ -234,28 +244,29 @@ class Windows:
 
 
 async def _state(
-    api: httpx.AsyncClient, shim: httpx.AsyncClient, nodes: int, state: str, held: int, tag: str
+    api: httpx.AsyncClient, measured: Measured, nodes: int, state: str, held: int, tag: str
 ) -> StateOutcome:
     names = [f"node-{n:04d}" for n in range(nodes)]
     passed = nodes_to_score(nodes)
     outcome = StateOutcome(nodes, state, passed, held)
     pods = list((await _pods(api, [f"{tag}-{i:03d}" for i in range(PODS)])).values())
     warm = pods[0]["metadata"]["name"]
-    await _review(api, warm, names[:passed])
+    shim = measured.shim
+    await _review(measured.api, warm, names[:passed])
     # The review alone, one after another over the same node lists, in the default answer
     # mode and then scores only (what the shim's filter asks).
     for answer in ("", "Scores"):
         windows = Windows(names, passed)
         began = time.perf_counter()
         for pod in pods:
-            await _review(api, pod["metadata"]["name"], windows.next(), answer)
+            await _review(measured.api, pod["metadata"]["name"], windows.next(), answer)
         if answer:
             outcome.scores_seconds = time.perf_counter() - began
         else:
             outcome.review_seconds = time.perf_counter() - began
     outcome.reviews = len(pods)
-    outcome.scores_bytes = (await _review(api, warm, names[:passed], "Scores")).answered
-    outcome.allocations_bytes = (await _review(api, warm, names[:passed])).answered
+    outcome.scores_bytes = (await _review(measured.api, warm, names[:passed], "Scores")).answered
+    outcome.allocations_bytes = (await _review(measured.api, warm, names[:passed])).answered
     # Through the shim: filter and prioritize in turn, binds concurrent.
     windows = Windows(names, passed)
     queue = list(pods)
@@ -301,8 +312,15 @@ async def _size(
 ) -> tuple[list[StateOutcome], list[Sampled]]:
     async with (
         async_client(server.url, server.ssl_context(), server.headers, 300) as api,
-        async_client(shim_target.url, shim_target.scheduler_context(), timeout=300) as shim,
+        kube_client(server.url, server.ca, token=server.token, timeout=300) as reviews,
+        kube_client(
+            shim_target.url,
+            Path(shim_target.ca),
+            certificate=shim_target.scheduler_certificate,
+            timeout=300,
+        ) as shim,
     ):
+        measured = Measured(reviews, shim)
         await _create(api, _cluster(nodes))
         out = []
         sampled: list[Sampled] = []
@@ -311,10 +329,10 @@ async def _size(
             await _fill(api, nodes, STATES[state], held)
             held = STATES[state]
             tag = state.split()[0]
-            out.append(await _state(api, shim, nodes, state, held * nodes, f"p{nodes}-{tag}"))
+            out.append(await _state(api, measured, nodes, state, held * nodes, f"p{nodes}-{tag}"))
             if nodes == 500 and state == "half full":
                 pids = {"server": server.pid, "shim": shim_target.process.pid}
-                _, sampled = await _profiled(api, shim, pids, server.workdir)
+                _, sampled = await _profiled(api, measured, pids, server.workdir)
     return out, sampled
 
 
@@ -345,7 +363,7 @@ PROFILED = (
 
 
 async def _profiled(
-    api: httpx.AsyncClient, shim: httpx.AsyncClient, pids: dict[str, int], workdir: Path
+    api: httpx.AsyncClient, measured: Measured, pids: dict[str, int], workdir: Path
 ) -> tuple[StateOutcome, list[Sampled]]:
     """The half-full state once more (fresh pods), with py-spy sampling the server and the
     shim at 200 Hz for the whole of it."""
@@ -361,7 +379,7 @@ async def _profiled(
     }
     await asyncio.sleep(1.0)  # py-spy attached
     began = time.perf_counter()
-    outcome = await _state(api, shim, 500, "half full", 5 * 500, "p500-profiled")
+    outcome = await _state(api, measured, 500, "half full", 5 * 500, "p500-profiled")
     seconds = time.perf_counter() - began
     for sampler in samplers.values():
         sampler.send_signal(signal.SIGINT)
@@ -384,12 +402,15 @@ class ReviewOutcome:
 
 
 async def _one_review(server: APIServerTarget, nodes: int) -> list[ReviewOutcome]:
-    async with async_client(server.url, server.ssl_context(), server.headers, 600) as api:
+    async with (
+        async_client(server.url, server.ssl_context(), server.headers, 600) as api,
+        kube_client(server.url, server.ca, token=server.token, timeout=600) as reviews,
+    ):
         await _create(api, _cluster(nodes))
         await _fill(api, nodes, STATES["half full"], 0)
         await _pods(api, ["review-one"])
         names = [f"node-{n:04d}" for n in range(nodes)]
-        await _review(api, "review-one", names)  # caches caught up, programs compiled
+        await _review(reviews, "review-one", names)  # caches caught up, programs compiled
         out = []
         # Alternated, so that every mode meets the same machine. The same review again
         # finds every node's answer kept; after a bind's write (one more device of one
@@ -398,10 +419,10 @@ async def _one_review(server: APIServerTarget, nodes: int) -> list[ReviewOutcome
         calls: dict[str, list[Call]] = {"Allocations": [], "Scores": [], AFTER_WRITE: []}
         held = STATES["half full"]
         for i in range(REVIEW_ROUNDS):
-            calls["Allocations"].append(await _review(api, "review-one", names))
-            calls["Scores"].append(await _review(api, "review-one", names, "Scores"))
+            calls["Allocations"].append(await _review(reviews, "review-one", names))
+            calls["Scores"].append(await _review(reviews, "review-one", names, "Scores"))
             await _allocate(api, i, f"bind-{i:04d}", range(held, held + 1))
-            calls[AFTER_WRITE].append(await _review(api, "review-one", names, "Scores"))
+            calls[AFTER_WRITE].append(await _review(reviews, "review-one", names, "Scores"))
         for answer, made in calls.items():
             p50 = statistics.median(c.seconds for c in made)
             out.append(ReviewOutcome(nodes, p50, made[0].answered, answer))

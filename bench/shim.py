@@ -74,12 +74,18 @@ class ShimTarget:
     def ssl_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=self.ca)
 
+    @property
+    def scheduler_certificate(self) -> tuple[Path, Path]:
+        """The client certificate and key kube-scheduler presents (which the shim makes
+        beside its CA)."""
+        certs = self.workdir / "shim-certs"
+        return certs / "scheduler.crt", certs / "scheduler.key"
+
     def scheduler_context(self) -> ssl.SSLContext:
         """As kube-scheduler reaches the shim: trusting its CA, presenting the scheduler's
-        client certificate (which the shim makes beside its CA)."""
+        client certificate."""
         context = self.ssl_context()
-        certs = self.workdir / "shim-certs"
-        context.load_cert_chain(certs / "scheduler.crt", certs / "scheduler.key")
+        context.load_cert_chain(*self.scheduler_certificate)
         return context
 
     def start(self) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from apiserver.kubeclient import network
+from apiserver.kubeclient import ClusterConfig, KubeClient, network
 from devtools.apiserver import admin_token, serve_command
 from devtools.process import ChildProcess, free_port, http_probe
 
@@ -30,6 +30,28 @@ def async_client(
         timeout=timeout,
         transport=network(url, context),
     )
+
+
+def kube_client(
+    url: str,
+    ca: Path,
+    *,
+    token: str | None = None,
+    certificate: tuple[Path, Path] | None = None,
+    timeout: float = 120,
+) -> KubeClient:
+    """This project's own client (``kubeclient``), for a benchmark's measured calls: the
+    process playing kube-scheduler then spends on each what a client of ours would.
+    ``certificate``: the client certificate and key files to present."""
+    cert, key = certificate if certificate is not None else (None, None)
+    config = ClusterConfig(
+        url,
+        ca.read_bytes(),
+        token,
+        cert.read_bytes() if cert is not None else None,
+        key.read_bytes() if key is not None else None,
+    )
+    return KubeClient(config, timeout=timeout, user_agent="dra-bench")
 
 
 @dataclass

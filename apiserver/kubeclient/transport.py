@@ -10,8 +10,9 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Generator
+from collections.abc import Generator, MutableMapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 from httpx_aiohttp import AiohttpTransport
@@ -55,31 +56,40 @@ class BearerAuth(httpx.Auth):
             self._read_at = time.monotonic()
         return self.token
 
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+    def apply(
+        self, headers: MutableMapping[str, str], extensions: MutableMapping[str, Any]
+    ) -> None:
+        """Put the token in ``headers`` and the server name in ``extensions``."""
         token = self._current()
         if token:
-            request.headers["Authorization"] = f"Bearer {token}"
+            headers["Authorization"] = f"Bearer {token}"
         if self.server_name:
-            request.extensions["sni_hostname"] = self.server_name
+            extensions["sni_hostname"] = self.server_name
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        self.apply(request.headers, request.extensions)
         yield request
 
 
-def network(url: str, context: ssl.SSLContext | bool) -> httpx.AsyncBaseTransport | None:
+def network(url: str, context: ssl.SSLContext | bool) -> httpx.AsyncBaseTransport:
     """The transport for requests to ``url``: httpx's requests carried by aiohttp, which
     parses HTTP in C and leaves TLS to asyncio's transport (half the CPU per request of
     httpx's own stack, whose TLS runs in Python through anyio: bench/RESULTS.md "Client
     layer"); aiohttp sends a GET, PUT or DELETE once more when a kept-alive connection was
-    closed under it. None (httpx's own stack) when the environment names a proxy for
-    ``url``: httpx honours ``HTTPS_PROXY`` and ``NO_PROXY`` only for its own transport.
-    ``context``: the TLS context, or whether to verify the server with the system's CAs."""
-    if _proxied(url):
-        return None
+    closed under it. When the environment names a proxy for ``url`` (``HTTPS_PROXY`` and
+    the like, not bypassed by ``NO_PROXY``), httpx's own transport through that proxy, as
+    httpx itself would route the request. ``context``: the TLS context, or whether to
+    verify the server with the system's CAs."""
+    proxy = _proxy_for(url)
+    if proxy:
+        return httpx.AsyncHTTPTransport(verify=context, proxy=proxy)
     return AiohttpTransport(verify=context)
 
 
-def _proxied(url: str) -> bool:
+def _proxy_for(url: str) -> str | None:
     parts = urllib.parse.urlsplit(url)
     proxies = urllib.request.getproxies()
-    if not (proxies.get(parts.scheme) or proxies.get("all")):
-        return False
-    return not urllib.request.proxy_bypass(parts.netloc)
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(parts.netloc):
+        return None
+    return proxy

@@ -1,12 +1,13 @@
 """Which transport carries a client's requests: aiohttp's, unless the environment names a
-proxy for the server (``HTTPS_PROXY`` and the like, not bypassed by ``NO_PROXY``), which
-only httpx's own transport honours; and a client through a proxy still reaches the server
-through it."""
+proxy for the server (``HTTPS_PROXY`` and the like, not bypassed by ``NO_PROXY``): then
+httpx's own transport through that proxy; and a client through a proxy still reaches the
+server through it."""
 
 from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
 from httpx_aiohttp import AiohttpTransport
 
@@ -28,11 +29,11 @@ def test_without_a_proxy_requests_go_through_aiohttp() -> None:
 
 
 @pytest.mark.parametrize("variable", ["HTTPS_PROXY", "https_proxy", "ALL_PROXY"])
-def test_a_proxy_for_the_server_leaves_httpx_its_own_transport(
+def test_a_proxy_for_the_server_goes_through_httpx_own_transport(
     monkeypatch: pytest.MonkeyPatch, variable: str
 ) -> None:
     monkeypatch.setenv(variable, "http://proxy.example:3128")
-    assert network("https://kube.example:6443", True) is None
+    assert isinstance(network("https://kube.example:6443", True), httpx.AsyncHTTPTransport)
 
 
 def test_a_server_the_proxy_is_bypassed_for_goes_through_aiohttp(
@@ -42,7 +43,7 @@ def test_a_server_the_proxy_is_bypassed_for_goes_through_aiohttp(
     monkeypatch.setenv("NO_PROXY", "kube.example,10.96.0.1")
     assert isinstance(network("https://kube.example:6443", True), AiohttpTransport)
     assert isinstance(network("https://10.96.0.1", True), AiohttpTransport)
-    assert network("https://elsewhere.example", True) is None
+    assert isinstance(network("https://elsewhere.example", True), httpx.AsyncHTTPTransport)
 
 
 async def test_a_client_behind_a_proxy_sends_its_request_to_the_proxy(
