@@ -12,7 +12,6 @@ which creates ``default`` and ``kube-system`` at start when missing.
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 from typing import Any, ClassVar
 
@@ -22,6 +21,7 @@ from ..api.field import FieldError
 from ..machinery import Column, Registry, Strategy, WriteOptions, errors
 from ..storage import Store
 from ..tasks import BackgroundTask
+from ..toolkit import json_copy
 from .event import CORE_GROUP
 
 log = logging.getLogger("apiserver.namespaces")
@@ -196,7 +196,7 @@ class FinalizeUpdate:
         self.strategy = strategy
 
     def carry_over(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-        result = copy.deepcopy(old)
+        result = json_copy(old)
         spec = new.get("spec")
         finalizers = spec.get("finalizers") if isinstance(spec, dict) else None
         result_spec = result.setdefault("spec", {})

@@ -13,7 +13,7 @@ import jsonpatch
 import orjson
 
 from ..api import field as fielderr
-from ..toolkit import MERGE_PATCH
+from ..toolkit import MERGE_PATCH, json_copy
 from . import errors, integers
 from .decoding import check_depth
 
@@ -51,7 +51,7 @@ def apply_json_patch(
             f"the JSON patch has {len(operations)} operations, more than the limit of"
             f" {MAX_JSON_PATCH_OPERATIONS}"
         )
-    patched: Any = copy.deepcopy(obj)
+    patched: Any = json_copy(obj)
     copied = 0
     for index, op in enumerate(operations):
         try:

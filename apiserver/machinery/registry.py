@@ -16,7 +16,6 @@ Objects are JSON-shaped dicts here, parsed with the kind's model once per write.
 
 from __future__ import annotations
 
-import copy
 import logging
 import secrets
 import typing
@@ -35,6 +34,7 @@ from ..storage import (
     Store,
     StoredObject,
 )
+from ..toolkit import json_copy
 from ..toolkit.timestamps import now_rfc3339
 from . import errors
 from .admission import CREATE, DELETE, UPDATE, AdmissionChain, AdmissionRequest
@@ -167,7 +167,7 @@ class Registry(StoreReader):
 
     def _model(self, obj: dict[str, Any]) -> KindModel:
         """The model of an already stored object (trusted, so no unknown-field handling)."""
-        model, _, errs = check_object(copy.deepcopy(obj), self.strategy.model)
+        model, _, errs = check_object(json_copy(obj), self.strategy.model)
         if model is None:
             raise errors.internal(f"stored object does not match its schema: {errs[:3]}")
         return typing.cast(KindModel, model)

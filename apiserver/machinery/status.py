@@ -8,11 +8,11 @@ update code is the registry's; only what may change differs.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ..api.field import FieldError
 from ..storage import StoredObject
+from ..toolkit import json_copy
 from .registry import Registry
 from .rest import WriteOptions, WriteResult
 from .strategy import Strategy
@@ -25,7 +25,7 @@ class StatusUpdate:
         self.strategy = strategy
 
     def carry_over(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-        result = copy.deepcopy(old)
+        result = json_copy(old)
         if "status" in new:
             result["status"] = new["status"]
         else:

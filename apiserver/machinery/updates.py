@@ -15,7 +15,6 @@ stay out of the store; the merge rules themselves are in ``patching`` (RFC 6902,
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from ..api import field as fielderr
 from ..api.field import FieldError
 from ..storage import StoredObject
-from ..toolkit import MERGE_PATCH
+from ..toolkit import MERGE_PATCH, json_copy
 from ..toolkit.timestamps import now_rfc3339
 from . import errors
 from .canonical import canonicalize_quantities
@@ -91,7 +90,7 @@ class Replacement(_OfStored):
         self.body = body
 
     def updated(self, current: StoredObject) -> dict[str, Any]:
-        return copy.deepcopy(self.body)
+        return json_copy(self.body)
 
 
 class Mutation(_OfStored):
@@ -167,14 +166,14 @@ class Applied:
     def _merged(self, current: StoredObject | None) -> dict[str, Any]:
         target = self.target
         live = current.copy() if current is not None else None
-        normalized = copy.deepcopy(self.config)
+        normalized = json_copy(self.config)
         canonicalize_quantities(normalized, target.field_manager.schema)
         if live is not None and not self.subresource:
             target.strategy.prepare_for_update(normalized, live)
         try:
             return target.field_manager.apply(
                 live,
-                copy.deepcopy(self.config),
+                json_copy(self.config),
                 self.manager,
                 force=self.force,
                 subresource=self.subresource,

@@ -16,7 +16,6 @@ plus its own pending ones; two replicas racing may each let one more through.
 from __future__ import annotations
 
 import asyncio
-import copy
 import itertools
 import logging
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -31,6 +30,7 @@ from ..machinery import Registry, WriteOptions, errors
 from ..machinery.user import UserInfo
 from ..pools import HeldReservations, lapsed, now_utc
 from ..sources import Source, StoreSource
+from ..toolkit import json_copy
 from ..toolkit.timestamps import rfc3339
 from .releaser import DeviceID, ReservationReleaser, delete_reservation
 
@@ -168,7 +168,7 @@ class ReservationService:
             try:
                 result = await self.registry.create(
                     None,
-                    copy.deepcopy(body),
+                    json_copy(body),
                     WriteOptions(field_manager=FIELD_MANAGER, user=SERVER_USER),
                 )
             except errors.StatusError as err:

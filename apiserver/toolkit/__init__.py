@@ -4,7 +4,7 @@ sources and the client layer's ``ListWatch`` all run; and ``options``, where a c
 command-line flags are declared once, as fields of its options dataclass."""
 
 from .backoff import Backoff
-from .jsonobject import JSON
+from .jsonobject import JSON, json_copy
 from .mediatypes import MERGE_PATCH
 from .ratelimit import TokenBucket
 from .reflector import Reflector
@@ -17,6 +17,7 @@ __all__ = [
     "CoalescingQueue",
     "Reflector",
     "TokenBucket",
+    "json_copy",
     "run_sweeps",
     "run_worker",
 ]
