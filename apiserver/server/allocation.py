@@ -118,15 +118,17 @@ class AllocationService:
     async def review(self, review: AllocationReview, user: UserInfo) -> dict[str, Any]:
         await self._catch_up()
         spec = review.spec
-        claims = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
+        read = [self._claim(i, ref) for i, ref in enumerate(spec.claims)]
+        claims = [claim for claim, _ in read]
         nodes, unknown = self._nodes(spec.node_names)
-        answer = _Answer(unknown, allocations=spec.answer != ANSWER_SCORES)
+        reviewed = [_reviewed(stored) for _, stored in read if stored is not None]
+        answer = _Answer(unknown, reviewed, allocations=spec.answer != ANSWER_SCORES)
         budget = ReviewBudget()  # one for the review, every round and node included
         version = self.version.current(self.reservations.held())
         if spec.known_state_version == version:  # validation keeps it from reserving reviews
             return {"stateVersion": version, "unchanged": True}
         if not nodes:
-            return {"nodes": [], "stateVersion": version}
+            return answer.status([], version)
         if not spec.reserve:
             # A review over thousands of nodes makes objects per node that live until it
             # is answered: collections every 700 of them took a quarter of its time.
@@ -136,7 +138,7 @@ class AllocationService:
                 )
                 answered = answer.of(results)
                 del results  # freed before the collector is back, so it never walks them
-            return {"nodes": answered, "stateVersion": version}
+            return answer.status(answered, version)
         return await self._reserving(review, claims, nodes, user, budget, answer)
 
     async def _search(
@@ -184,12 +186,7 @@ class AllocationService:
         answer: _Answer,
     ) -> dict[str, Any]:
         spec = review.spec
-        refs = [
-            # An inline claim is named as the review names it (in "default" without a
-            # namespace): no stored allocation will release it; it expires.
-            ClaimRef(ref.namespace or "default", ref.name or f"inline-{i}")
-            for i, ref in enumerate(spec.claims)
-        ]
+        refs = _claim_refs(spec.claims)
         seconds = float(spec.reservation_seconds or RESERVATION_SECONDS_DEFAULT)
         lost: set[DeviceID] = set()
         """Devices another replica's reservation took from this review."""
@@ -203,16 +200,17 @@ class AllocationService:
                     with collector_paused():  # as a plain review's (see ``review``)
                         results = await self._search(claims, nodes, taken, budget)
                     best = next((r for r in results if r.feasible), None)
-                    if best is not None:
-                        devices = [(d.driver, d.pool, d.device) for d in best.devices]
+                    devices = [(d.driver, d.pool, d.device) for d in best.devices] if best else []
+                    if devices:
                         # Marked before the lock is let go (no await in between), so the
                         # next search here leaves these devices alone.
                         marks.enter_context(self.reservations.pending(devices, user.name))
-                if best is None:
-                    if pending:  # a pending reserve that loses frees what this search skipped
-                        await self.reservations.settled(pending)
-                        continue
-                    return {"nodes": answer.of(results), "stateVersion": version}
+                if best is None and pending:
+                    # A pending reserve that loses frees what this search skipped.
+                    await self.reservations.settled(pending)
+                    continue
+                if best is None or not devices:  # no node fits, or all claims are allocated
+                    return answer.status(answer.of(results), version)
                 try:
                     reservation = await self.reservations.reserve(
                         best.node, devices, refs, seconds, user=user.name
@@ -225,7 +223,7 @@ class AllocationService:
                         lost.add(DeviceID(*gone))
                     log.info("reserving on %s lost a race (%s); searching again", best.node, err)
                     continue
-            status: dict[str, Any] = {"nodes": answer.of(results), "stateVersion": version}
+            status = answer.status(answer.of(results), version)
             status["reservation"] = {
                 "name": reservation.metadata.name,
                 "nodeName": best.node,
@@ -233,7 +231,7 @@ class AllocationService:
             }
             return status
         log.warning("a reserving review lost %d races; answering it unreserved", RESERVE_ROUNDS)
-        return {"nodes": [_contended(r, refs) for r in results], "stateVersion": version}
+        return answer.status([_contended(r, refs) for r in results], version)
 
     def _released(self) -> set[DeviceID]:
         """Devices of reservations deleted since the revision the claim cache has reached,
@@ -287,17 +285,17 @@ class AllocationService:
                     wait.cancel()
         await self.pools.settle()
 
-    def _claim(self, index: int, ref: Any) -> Claim:
+    def _claim(self, index: int, ref: Any) -> tuple[Claim, dict[str, Any] | None]:
+        """The claim to review, and the stored object it was read from (None: inline)."""
         if ref.spec is not None:
             name = ref.name or f"spec.claims[{index}]"
-            return parse_claim(
-                name, {"spec": ref.spec.model_dump(by_alias=True, exclude_none=True)}
-            )
+            inline = {"spec": ref.spec.model_dump(by_alias=True, exclude_none=True)}
+            return parse_claim(name, inline), None
         key = f"{ref.namespace}/{ref.name}"
         stored = self.cluster.sources.claims.get(key)
         if stored is None:
             raise errors.not_found("resourceclaims", "resource.k8s.io", key)
-        return parse_claim(key, stored)
+        return parse_claim(key, stored), stored
 
     def _nodes(self, names: Sequence[str] | None) -> tuple[list[Node], set[str]]:
         """The nodes to answer (``names``, or every Node), and which names no Node has."""
@@ -374,11 +372,18 @@ def _best_first(results: list[NodeResult]) -> list[NodeResult]:
 
 @dataclass(frozen=True)
 class _Answer:
-    """How a review's nodes are answered: which names no Node has, and whether each entry
-    carries its allocations (not with ``answer: Scores``)."""
+    """How a review is answered: which names no Node has, the stored claims as read, and
+    whether each node's entry carries its allocations (not with ``answer: Scores``)."""
 
     unknown: set[str]
+    claims: list[dict[str, Any]]
     allocations: bool = True
+
+    def status(self, nodes: list[dict[str, Any]], version: str) -> dict[str, Any]:
+        status: dict[str, Any] = {"nodes": nodes, "stateVersion": version}
+        if self.claims:
+            status["claims"] = self.claims
+        return status
 
     def of(self, results: list[NodeResult]) -> list[dict[str, Any]]:
         if not self.allocations:  # a feasible node's entry made inline: thousands of them
@@ -391,6 +396,27 @@ class _Answer:
         return [
             _node_answer(r, r.node in self.unknown, allocations=self.allocations) for r in results
         ]
+
+
+def _claim_refs(claims: Sequence[Any]) -> list[ClaimRef]:
+    """The claims a reservation is for. An inline claim is named as the review names it
+    (in "default" without a namespace): no stored allocation will release it; it expires."""
+    return [
+        ClaimRef(ref.namespace or "default", ref.name or f"inline-{i}")
+        for i, ref in enumerate(claims)
+    ]
+
+
+def _reviewed(claim: dict[str, Any]) -> dict[str, Any]:
+    """A stored claim as the answer read it (``status.claims``)."""
+    meta = claim.get("metadata") or {}
+    return {
+        "namespace": str(meta.get("namespace") or ""),
+        "name": str(meta.get("name") or ""),
+        "uid": str(meta.get("uid") or ""),
+        "resourceVersion": str(meta.get("resourceVersion") or ""),
+        "allocated": bool((claim.get("status") or {}).get("allocation")),
+    }
 
 
 def _node_answer(

@@ -11,7 +11,10 @@ attached (KEP-5007), then bind the pod.
    cases (its claims are allocated already, so the bind wrote none).
 1. A reserving AllocationReview of the pod's unallocated claims on the chosen node holds
    the devices it picks while they are written; an answer without a ``reservation`` (the
-   devices could not be held) fails the bind: only held devices are committed.
+   devices could not be held) fails the bind: only held devices are committed. The claims
+   are read first to tell which are unallocated, unless the filter's review of this cycle
+   read every one unallocated: then the reserving review's reading of each (its
+   ``status.claims``) stands in for reading it, and one it read allocated fails the bind.
 2. Each claim's ``status.allocation`` and ``reservedFor`` (the pod) are written with the
    claim's resourceVersion as precondition; a conflict reads the claim again, and a claim
    another pod allocated meanwhile fails the bind. A claim allocated already (shared) only
@@ -51,8 +54,8 @@ from ..toolkit.timestamps import now_rfc3339
 from .claims import pod_claims, pod_namespace
 from .extender import BindArgs
 from .metrics import ShimMetrics
-from .paths import Paths
-from .scheduling import FilterMemory, review, why_infeasible
+from .paths import UPSTREAM_VERSION, Paths
+from .scheduling import FilterMemory, Remembered, review, why_infeasible
 
 log = logging.getLogger(__name__)
 
@@ -146,11 +149,40 @@ class _Done:
 
 @dataclass
 class _Chosen:
-    """The reserving review's answer: each fresh claim's allocation, and the devices that
-    must be attached."""
+    """The reserving review's answer: each fresh claim's allocation, the devices that must
+    be attached, and each claim as the review read it."""
 
     allocations: dict[str, JSON] = field(default_factory=dict)
     attach: set[tuple[str, str, str]] = field(default_factory=set)
+    read: dict[str, JSON] = field(default_factory=dict)
+    allocated_since: bool = False
+    """The review read a claim allocated that the filter had read unallocated."""
+
+
+def _allocated(claim: JSON) -> bool:
+    return bool((claim.get("status") or {}).get("allocation"))
+
+
+def _as_read(namespace: str, names: list[str], reviewed: list[JSON]) -> dict[str, JSON] | None:
+    """Each claim as the review read it (``status.claims``), for its status write: the
+    object's identity and resourceVersion, and an empty status (the claim was unallocated,
+    and an unallocated claim's status holds nothing). A write pinned to that version meets
+    a conflict if the claim changed since, and then reads it. None when the review read
+    one allocated (after the filter saw it unallocated). A claim the answer does not list
+    is left out (read instead)."""
+    by_name = {str(c.get("name")): c for c in reviewed if c.get("namespace") == namespace}
+    out: dict[str, JSON] = {}
+    for name in names:
+        seen = by_name.get(name)
+        if seen is None or not seen.get("resourceVersion"):
+            continue
+        if seen.get("allocated"):
+            return None
+        meta = {"namespace": namespace, "name": name, "uid": seen.get("uid")}
+        meta["resourceVersion"] = seen["resourceVersion"]
+        out[name] = {"apiVersion": UPSTREAM_VERSION, "kind": "ResourceClaim", "metadata": meta}
+        out[name]["status"] = {}
+    return out
 
 
 class Binder:
@@ -195,9 +227,7 @@ class Binder:
             claims = pod_claims(pod)
             if claims.pending:
                 raise BindFailure(f"claims not made yet for {', '.join(claims.pending)}")
-            current = {n: await self.api.get(self.paths.claim(namespace, n)) for n in claims.names}
-            fresh = [n for n, c in current.items() if not (c.get("status") or {}).get("allocation")]
-            chosen = await self._reserve(namespace, fresh, node, done) if fresh else _Chosen()
+            current, chosen = await self._claims_and_choice(args, claims.names, done)
             waits = await self._write_claims(pod, current, chosen, node, done)
             if waits:
                 await self._wait_told(pod, list(current.values()), waits, node)
@@ -212,8 +242,9 @@ class Binder:
                 await self._release(done.reservation)
         return ""
 
-    def _filtered_pod(self, args: BindArgs) -> JSON | None:
-        """The pod as this shim's filter was given it in this scheduling cycle, if it was."""
+    def _filtered(self, args: BindArgs) -> Remembered | None:
+        """What this shim's filter was given and answered in this scheduling cycle, if it
+        filtered this pod."""
         if self.filtered is None or not args.pod_uid:
             return None
         found = self.filtered.of_cycle(args.pod_uid)
@@ -221,13 +252,59 @@ class Binder:
             return None
         name = (found.pod.get("metadata") or {}).get("name")
         same = (name, pod_namespace(found.pod)) == (args.pod_name, args.pod_namespace)
-        return found.pod if same else None
+        return found if same else None
 
-    async def _reserve(self, namespace: str, fresh: list[str], node: str, done: _Done) -> _Chosen:
+    def _filtered_pod(self, args: BindArgs) -> JSON | None:
+        """The pod as this shim's filter was given it in this scheduling cycle, if it was."""
+        found = self._filtered(args)
+        return found.pod if found is not None else None
+
+    def _unallocated_at_filter(self, args: BindArgs) -> bool:
+        """Whether the filter's review read every claim of the pod unallocated: then the
+        reserving review's reading of them stands in for reading each claim."""
+        found = self._filtered(args)
+        return found is not None and found.unallocated
+
+    async def _claims_and_choice(
+        self, args: BindArgs, names: list[str], done: _Done
+    ) -> tuple[dict[str, JSON], _Chosen]:
+        """The pod's claims as read, and the reserving review's choice for the unallocated
+        ones (none without any)."""
+        namespace, node = args.pod_namespace, args.node
+        if self._unallocated_at_filter(args):
+            chosen = await self._reserve(namespace, names, node, done, stand_in=True)
+            if not chosen.allocated_since:
+                read = {n: chosen.read.get(n) for n in names}
+                return {
+                    n: c if c is not None else await self.api.get(self.paths.claim(namespace, n))
+                    for n, c in read.items()
+                }, chosen
+            # Allocated since the filter read them (a repeated bind, or a shared claim):
+            # what this review held is let go, and the claims are read.
+            if done.reservation:
+                await self._release(done.reservation)
+                done.reservation = ""
+        current = {n: await self.api.get(self.paths.claim(namespace, n)) for n in names}
+        fresh = [n for n, c in current.items() if not _allocated(c)]
+        if not fresh:
+            return current, _Chosen()
+        return current, await self._reserve(namespace, fresh, node, done)
+
+    async def _reserve(
+        self, namespace: str, fresh: list[str], node: str, done: _Done, *, stand_in: bool = False
+    ) -> _Chosen:
         """A reserving review of the unallocated claims on the node: their allocations and
-        the devices to attach, held in the reservation named in ``done``."""
+        the devices to attach, held in the reservation named in ``done``; with
+        ``stand_in``, each claim as the review read it (``_Chosen.read``), or only that it
+        read one of them allocated."""
         status = await review(self.api, self.paths, namespace, fresh, [node], reserve=True)
         done.reservation = str((status.get("reservation") or {}).get("name") or "")
+        read: dict[str, JSON] = {}
+        if stand_in:
+            found = _as_read(namespace, fresh, status.get("claims") or [])
+            if found is None:
+                return _Chosen(allocated_since=True)
+            read = found
         entry = next((e for e in status.get("nodes") or [] if e.get("nodeName") == node), None)
         if entry is None or not entry.get("feasible"):
             why = why_infeasible(entry or {})
@@ -237,6 +314,7 @@ class Binder:
         return _Chosen(
             dict(zip(fresh, entry.get("allocations") or [], strict=True)),
             {_device_id(d) for d in entry.get("needsAttaching") or []},
+            read,
         )
 
     async def _write_claims(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-UPSTREAM = "/apis/resource.k8s.io/v1"
+UPSTREAM_VERSION = "resource.k8s.io/v1"
+UPSTREAM = f"/apis/{UPSTREAM_VERSION}"
 OWN_VERSION = "v1alpha3"
 
 

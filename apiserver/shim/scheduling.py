@@ -108,6 +108,8 @@ class Remembered:
     """The review's entry per node name."""
     pod: JSON
     """The pod as the filter was given it."""
+    unallocated: bool = False
+    """Whether the filter's review read every one of the pod's claims unallocated."""
 
 
 class FilterMemory:
@@ -120,9 +122,11 @@ class FilterMemory:
         self.clock = clock
         self._by_pod: OrderedDict[str, Remembered] = OrderedDict()
 
-    def keep(self, pod: JSON, claims: list[str], entries: dict[str, JSON]) -> None:
+    def keep(
+        self, pod: JSON, claims: list[str], entries: dict[str, JSON], *, unallocated: bool = False
+    ) -> None:
         key = _pod_key(pod)
-        self._by_pod[key] = Remembered(tuple(claims), self.clock(), entries, pod)
+        self._by_pod[key] = Remembered(tuple(claims), self.clock(), entries, pod, unallocated)
         self._by_pod.move_to_end(key)
         while len(self._by_pod) > self.size:
             self._by_pod.popitem(last=False)
@@ -150,6 +154,12 @@ def _pod_key(pod: JSON) -> str:
     return str(meta.get("uid") or f"{pod_namespace(pod)}/{meta.get('name')}")
 
 
+def _read_unallocated(status: JSON, claims: list[str]) -> bool:
+    """Whether the review's answer read every one of ``claims`` unallocated."""
+    read = {str(c.get("name")): c for c in status.get("claims") or [] if isinstance(c, dict)}
+    return all(name in read and read[name].get("allocated") is False for name in claims)
+
+
 def _entries(status: JSON) -> dict[str, JSON]:
     return {str(e.get("nodeName")): e for e in status.get("nodes") or [] if isinstance(e, dict)}
 
@@ -175,7 +185,8 @@ class Scheduler:
             return FilterResult(error=f"allocation review failed: {err}")
         result = FilterResult()
         answered = _entries(status)
-        self.memory.keep(args.pod, claims.names, answered)
+        unallocated = _read_unallocated(status, claims.names)
+        self.memory.keep(args.pod, claims.names, answered, unallocated=unallocated)
         for node in args.node_names:
             entry = answered.get(node)
             if entry is None:

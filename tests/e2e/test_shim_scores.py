@@ -10,7 +10,7 @@ rounds never share a device."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -112,13 +112,18 @@ class Recording(httpx.AsyncBaseTransport):
         self.server = server
         self.requests: list[tuple[str, str]] = []
         self.reviews: list[tuple[dict[str, Any], bytes]] = []
+        self.after_reserving: Callable[[], None] | None = None
+        """Run once a reserving review is answered, before the shim reads the answer."""
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.requests.append((request.method, request.url.path))
         response = await self.server.handle_async_request(request)
         if request.url.path.endswith("/allocationreviews"):
             content = await response.aread()
-            self.reviews.append((orjson.loads(request.content)["spec"], content))
+            spec = orjson.loads(request.content)["spec"]
+            self.reviews.append((spec, content))
+            if spec.get("reserve") and self.after_reserving is not None:
+                self.after_reserving()
             return httpx.Response(response.status_code, headers=response.headers, content=content)
         return response
 
@@ -184,6 +189,13 @@ async def test_filter_and_prioritize_use_small_answers_and_bind_allocates(
     assert orjson.loads(answered)["status"]["stateVersion"]
     entries = orjson.loads(answered)["status"]["nodes"]
     assert all("allocations" not in e for e in entries)
+    # The claim as the review read it: what the bind's status write is pinned to.
+    claim = first["spec"]["resourceClaims"][0]["resourceClaimName"]
+    meta = cluster.client().get(f"/apis/{GROUP}/v1/namespaces/{NS}/resourceclaims/{claim}")
+    uid, version = meta.json()["metadata"]["uid"], meta.json()["metadata"]["resourceVersion"]
+    assert orjson.loads(answered)["status"]["claims"] == [
+        {"namespace": NS, "name": claim, "uid": uid, "resourceVersion": version, "allocated": False}
+    ]
     assert len(orjson.dumps(entries)) <= SCORES_BYTES_PER_NODE * len(nodes)
 
     node = await _prioritize(shim, first, fits)
@@ -225,7 +237,11 @@ async def test_bind_takes_the_pod_from_its_filter_and_a_repeated_bind_changes_no
     node = await _prioritize(shim, pod, fits)
     began = len(recording.requests)
     assert await _bind(shim, pod, node) == ""
+    # Neither the pod nor its claim is read: the filter read the claim unallocated, and
+    # the status write is pinned to the version the reserving review read.
     assert ("GET", path) not in recording.requests[began:]
+    assert ("GET", claim_path) not in recording.requests[began:]
+    assert ("PUT", f"{claim_path}/status") in recording.requests[began:]
     assert ("POST", f"{path}/binding") in recording.requests[began:]
     written = cluster.client().get(claim_path).json()["status"]
 
@@ -238,6 +254,39 @@ async def test_bind_takes_the_pod_from_its_filter_and_a_repeated_bind_changes_no
     status = cluster.client().get(claim_path).json()["status"]
     assert status["allocation"] == written["allocation"]
     assert [u["uid"] for u in status["reservedFor"]] == [pod["metadata"]["uid"]]
+
+
+async def test_a_claim_changed_after_the_reserving_review_is_read_again_and_written(
+    cluster: ServerProcess, shim: httpx.AsyncClient, recording: Recording
+) -> None:
+    """The status write pinned to the reserving review's reading of the claim meets a
+    conflict when the claim changed since; the claim is then read, and the write keeps
+    the change."""
+    nodes = _nodes(cluster)
+    pod = _pod(cluster)
+    claim = pod["spec"]["resourceClaims"][0]["resourceClaimName"]
+    claim_path = f"/apis/{GROUP}/v1/namespaces/{NS}/resourceclaims/{claim}"
+
+    def label_the_claim() -> None:
+        recording.after_reserving = None
+        changed = cluster.client().patch(
+            claim_path,
+            content=orjson.dumps({"metadata": {"labels": {"changed": "meanwhile"}}}),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert changed.status_code == 200, changed.text
+
+    node = await _prioritize(shim, pod, await _filter(shim, pod, nodes))
+    recording.after_reserving = label_the_claim
+    began = len(recording.requests)
+    assert await _bind(shim, pod, node) == ""
+    made = recording.requests[began:]
+    assert made.count(("PUT", f"{claim_path}/status")) == 2  # the conflict, then the write
+    assert made.count(("GET", claim_path)) == 1
+    stored = cluster.client().get(claim_path).json()
+    assert stored["metadata"]["labels"] == {"changed": "meanwhile"}
+    assert [u["uid"] for u in stored["status"]["reservedFor"]] == [pod["metadata"]["uid"]]
+    assert _allocated(cluster, pod)[1] == node
 
 
 async def test_many_pods_at_once_over_rounds_never_share_a_device(

@@ -79,8 +79,9 @@ class AllocationReviewSpec(APIModel):
     reserve: bool | None = Field(
         None,
         description="Hold the devices chosen on the best feasible node in a DeviceReservation "
-        "until it expires, is deleted, or a claim's allocation of them is stored. The caller "
-        "needs create on devicereservations.",
+        "until it expires, is deleted, or a claim's allocation of them is stored (when every "
+        "claim is allocated already there is nothing to hold, and no reservation is made). "
+        "The caller needs create on devicereservations.",
     )
     reservation_seconds: int | None = Field(
         None,
@@ -167,6 +168,16 @@ class ReservationReference(APIModel):
     expiration_time: Time = Field(description="When the reservation expires.")
 
 
+class ReviewedClaim(APIModel):
+    """A stored claim as the review read it."""
+
+    namespace: str = Field(description="The claim's namespace.")
+    name: str = Field(description="The claim's name.")
+    uid: str = Field(description="The claim's uid.")
+    resource_version: str = Field(description="The claim's resourceVersion the answer read.")
+    allocated: bool = Field(description="Whether the claim had an allocation then.")
+
+
 class AllocationReviewStatus(APIModel):
     """The answer, computed when the review is created."""
 
@@ -177,6 +188,14 @@ class AllocationReviewStatus(APIModel):
     )
     reservation: ReservationReference | None = Field(
         None, description="The reservation, with spec.reserve and a feasible node."
+    )
+    claims: list[ReviewedClaim] | None = Field(
+        None,
+        description="The stored claims of spec.claims, in order, as the answer read them "
+        "(inline claims are left out): a client writing a claim's status after a reserving "
+        "review can pin the write to this resourceVersion instead of reading the claim "
+        "again; a conflict means the claim changed since.",
+        json_schema_extra={"x-kubernetes-list-type": "atomic"},
     )
     state_version: str | None = Field(
         None,
