@@ -439,12 +439,12 @@ class FieldManager:
     ) -> None:
         """Record a non-apply write in ``new``'s managedFields."""
         entries = _entries(old) if old is not None else []
-        new_fields = self._tracked(new, subresource)
+        present = field_set(new, self.schema)
+        new_fields = {p for p in present if self._is_tracked(p, subresource)}
         if old is None:
             changed = new_fields
         else:
             changed = {p for p in new_fields if _differs(value_at(old, p), value_at(new, p))}
-        present = field_set(new, self.schema)
         for entry in entries:
             entry.fields = {p for p in entry.fields if p in present} - changed
         if changed:
