@@ -1,7 +1,7 @@
 """The HTTP stack of the client layer: ``apiserver.kubeclient`` (httpx's interface, its
-requests carried by aiohttp) against the same client on httpx's own stack (httpcore, TLS
-through anyio) and kubernetes-asyncio's aiohttp ``ApiClient`` (how the sources read a
-kube-apiserver before), over the real server, in the same run.
+JSON calls handed straight to aiohttp's transport) against the same client on httpx's own
+transport (httpcore, TLS through anyio) and kubernetes-asyncio's aiohttp ``ApiClient`` (how
+the sources read a kube-apiserver before), over the real server, in the same run.
 
 One ``python -m apiserver serve`` (SQLite) holds 10,000 ResourceSlices of one device each,
 written after a recorded resourceVersion: 5,000 labelled ``set=a``, 5,000 ``set=b``. Each
@@ -15,8 +15,9 @@ each line decoded with orjson. The client layer does the same through ``KubeClie
 
 What it decided: httpx's interface (what every caller and the in-process transports of
 their tests use), over aiohttp. httpx's own stack runs TLS in Python through anyio and
-spends about 2 ms of CPU on each small request; a pod through the scheduler shim is five of
-them, the shim's largest cost on a shared machine (bench/RESULTS.md "Scheduling").
+spent about 2 ms of CPU on each small request; a pod through the scheduler shim is five of
+them, the shim's largest cost on a shared machine (bench/RESULTS.md "Scheduling"). A JSON
+call skips httpx's client (URL merging, auth flow, redirects, cookies) on either transport.
 
 ``python -m bench.kubeclientbench`` updates only the ``kubeclient`` section of RESULTS.md.
 """
@@ -47,7 +48,8 @@ from .targets import APIServerTarget
 SECTION = "kubeclient"
 PATH = "/apis/resource.k8s.io/v1/resourceslices"
 LISTED, EVENTS, PAGE, ROUNDS, THREADS, GETS = 5_000, 10_000, 500, 7, 8, 500
-OURS, HTTPX, BASELINE = "kubeclient (httpx over aiohttp)", "httpx's own stack", "kubernetes-asyncio"
+OURS, HTTPX = "kubeclient (aiohttp's transport)", "kubeclient on httpx's own transport"
+BASELINE = "kubernetes-asyncio"
 STACKS = (OURS, HTTPX, BASELINE)
 ONE = f"{PATH}/bench-00000"
 
@@ -253,7 +255,8 @@ def render(outcome: Outcome, date: str) -> str:
     )
     return "\n".join(
         [
-            "## Client layer: httpx over aiohttp, against httpx's own stack and kubernetes-asyncio",
+            "## Client layer: aiohttp's transport under httpx's interface, against httpx's own"
+            " transport and kubernetes-asyncio",
             "",
             f"Run: {date}, on {machine.cpu_model()} ({machine.cores()} cores). One server "
             "(SQLite) holding 10,000 one-device ResourceSlices; per stack and round, a paged "

@@ -201,6 +201,7 @@ class Greedy:
         now = self.planner.pools.states
         touched = self.ledger.touched
         out: list[NodeResult | None] = []
+        replayed = 0  # counted here: ``out.count(None)`` compares each result with None
         for node in nodes:
             known = kept.get(node.key)
             if known is None or known.short is not None:
@@ -215,11 +216,12 @@ class Greedy:
             elif now.get(pools[0]) is not known.states[0]:
                 out.append(None)
                 continue
+            replayed += 1
             if not outcomes and known.bare is not None:
                 out.append(known.bare)
                 continue
             out.append(self._feasible(claims, node.name, known))
-        self.replayed += len(out) - out.count(None)
+        self.replayed += replayed
         return out
 
     def _outcomes(
