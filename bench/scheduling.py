@@ -13,7 +13,8 @@ kube-scheduler passes them to an extender: ``percentageOfNodesToScore``'s defaul
   AllocationReview per pod over the same node lists one after another, in the default
   answer (with allocations) and scores only (what the shim's filter asks): the rate if
   placing a pod cost one review and nothing else. Every client here (this process's and
-  the shim's) is this project's HTTP stack, httpx over aiohttp.
+  the shim's) is this project's HTTP stack (``kubeclient``: httpx's interface, its calls
+  handed straight to aiohttp's transport).
 * per pod (p50): each call's time and the bytes of its request and answer, and the bytes of
   the review the shim asks per node in each answer mode.
 * one review p50 over HTTPS at 500 and 5,000 nodes x 10 half full, over every node.
@@ -613,12 +614,14 @@ def render(outcome: Outcome, date: str) -> str:
         " first pass. A pod costs one scores-only review (filter; the server answers anew"
         " only the nodes whose pools changed since it last answered a claim of that shape"
         " there, and prioritize scores from the filter's answer, as kube-scheduler's Score"
-        " reads its Filter's cycle state, asking nothing) and a bind of four requests (read"
-        " the claim, a reserving review whose answer lists the devices to attach, the"
-        " claim's status, the binding; the pod is the one its filter was given), each write"
-        " of which the next review's catch-up waits for. Ties between best-scoring nodes are"
+        " reads its Filter's cycle state, asking nothing) and a bind of three requests (a"
+        " reserving review whose answer lists the devices to attach and how it read each"
+        " claim, the claim's status pinned to that reading, the binding; the pod is the one"
+        " its filter was given, and the claim is not read again when the filter read it"
+        " unallocated), each write of which the next review's catch-up waits for. Ties between best-scoring nodes are"
         " broken at random, as kube-scheduler's selectHost does. Every client (this"
-        " process's and the shim's) is this project's HTTP stack, httpx over aiohttp. The"
+        " process's and the shim's) is this project's HTTP stack (httpx's interface, each call"
+        " handed straight to aiohttp's transport). The"
         " ratio is against the reviews alone in each answer mode: the default one (with"
         " allocations), and scores only, the review the shim's filter asks.",
         "",
