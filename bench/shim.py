@@ -418,10 +418,10 @@ def render(outcome: Outcome, date: str) -> str:
         f"Per pod ({LATENCY_PODS - 1} pods, p50): the baseline is one AllocationReview of the"
         " pod's claim over all nodes, posted straight to the server; then the same pod through"
         " the shim: filter (that review, scores only, asked by the shim), prioritize over the"
-        " nodes that fit (scored from the filter's answer, no request) and bind (the claim"
-        " read, a reserving review on the chosen node, the claim's status written,"
-        " `pods/binding`; the server releases the reservation once its caches show the"
-        " claim).",
+        " nodes that fit (scored from the filter's answer, no request) and bind (a reserving"
+        " review on the chosen node, the claim's status written, pinned to the version that"
+        " review read, `pods/binding`; the server releases the reservation once its caches"
+        " show the claim).",
         "",
         "| nodes | first review after a write | AllocationReview alone | shim filter"
         " | filter / review | shim prioritize | shim bind | filter + prioritize + bind"
