@@ -13,6 +13,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ..api.resource import AllocatedDevice, as_dict, claim_results, requested
 from ..toolkit import JSON
 
@@ -101,6 +103,13 @@ class Claim:
             len(r.alternatives) == 1 and not r.alternatives[0].all and not r.alternatives[0].admin
             for r in self.requests
         )
+
+    @functools.cached_property
+    def result_key(self) -> tuple[Any, ...]:
+        """What an allocation result reads of the claim besides the devices picked for it:
+        its request names and its configuration (the shape covers the rest)."""
+        names = tuple(a.name for r in self.requests for a in r.alternatives)
+        return names, orjson.dumps(self.config, option=orjson.OPT_SORT_KEYS)
 
     @functools.cached_property
     def minimum_devices(self) -> int:

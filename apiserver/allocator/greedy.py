@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.resource import DeviceID
@@ -56,6 +56,10 @@ class Answered:
     bare: NodeResult | None = None
     """The feasible answer without the claims' outcomes (see ``replay_all``), shared by
     every review that asks for no outcomes."""
+    results: dict[Any, JSON] = field(default_factory=dict)
+    """The allocation results made from these picks, per claim position and
+    ``Claim.result_key``: shared by every review that reads them while the answer stands.
+    Never changed once made (they are only encoded into answers)."""
 
 
 _NONE: dict[str, Answered] = {}
@@ -184,7 +188,7 @@ class Greedy:
 
     def _feasible(self, claims: Sequence[Claim], node: str, answered: Answered) -> NodeResult:
         """A feasible answer for these claims, their outcomes made when first read."""
-        outcomes = functools.partial(self._outcomes, claims, node, answered.picks)
+        outcomes = functools.partial(self._outcomes, claims, node, answered)
         return NodeResult(node, True, answered.score, outcomes, steps=answered.steps)
 
     def replay_all(
@@ -225,16 +229,18 @@ class Greedy:
         return out
 
     def _outcomes(
-        self, claims: Sequence[Claim], node: str, picks: tuple[tuple[Pick, ...], ...]
+        self, claims: Sequence[Claim], node: str, answered: Answered
     ) -> tuple[ClaimOutcome, ...]:
         outcomes = []
-        for claim, mine in zip(claims, picks, strict=True):
+        for c, (claim, mine) in enumerate(zip(claims, answered.picks, strict=True)):
             if claim.allocation is not None:
                 outcomes.append(ClaimOutcome(claim))
                 continue
             requests = claim.requests
             taken = tuple((requests[r].alternatives[0], candidate) for r, candidate in mine)
-            outcomes.append(ClaimOutcome(claim, taken, node, self.classes))
+            made = answered.results
+            key = (c, claim.result_key)
+            outcomes.append(ClaimOutcome(claim, taken, node, self.classes, made=made, made_key=key))
         return tuple(outcomes)
 
     def _holds_whole(self, claim: Claim) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..api.resource import DeviceID
 from ..toolkit import JSON
@@ -29,6 +30,10 @@ class ClaimOutcome:
     classes: Mapping[str, JSON] = field(default_factory=dict, repr=False, compare=False)
     shares: tuple[dict[str, int] | None, ...] = ()
     """Beside each pick: what it consumes of a shared device (None for a dedicated one)."""
+    made: dict[Any, JSON] | None = field(default=None, repr=False, compare=False)
+    """Allocation results made for the same picks on the same node, by ``made_key``:
+    claims of one shape with the same request names and configuration share one."""
+    made_key: Any = None
 
     @property
     def name(self) -> str:
@@ -51,6 +56,14 @@ class ClaimOutcome:
         already), built when first read: most nodes of a review are never bound to."""
         if self.claim.allocation is not None:
             return self.claim.allocation
+        if self.made is not None:
+            found = self.made.get(self.made_key)
+            if found is None:
+                found = self.made[self.made_key] = self._result()
+            return found
+        return self._result()
+
+    def _result(self) -> JSON:
         return allocation_result(self.claim, list(self.picks), self.classes, self.node, self.shares)
 
 

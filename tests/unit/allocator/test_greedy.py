@@ -59,12 +59,21 @@ SHAPES: list[list[dict[str, Any]]] = [
 
 
 def _claims(rng: random.Random, step: int) -> list[Claim]:
-    """One or two claims of the shapes above, named anew each step (as each pod's are)."""
+    """One or two claims of the shapes above, named anew each step (as each pod's are);
+    some with the same shape under other request names, some with a configuration of their
+    own (the allocation results kept with an answer must not carry another claim's)."""
     picked = [rng.randrange(len(SHAPES)) for _ in range(rng.choice([1, 1, 2]))]
-    return [
-        parse_claim(f"ns/pod-{step}-{i}", {"devices": {"requests": SHAPES[shape]}})
-        for i, shape in enumerate(picked)
-    ]
+    out = []
+    for i, shape in enumerate(picked):
+        requests = SHAPES[shape]
+        if rng.random() < 0.3:
+            requests = [{**r, "name": f"{r['name']}-{rng.randrange(2)}"} for r in requests]
+        devices: dict[str, Any] = {"requests": requests}
+        if rng.random() < 0.3:
+            parameters = {"mode": rng.choice(["a", "b"])}
+            devices["config"] = [{"opaque": {"driver": DRIVER, "parameters": parameters}}]
+        out.append(parse_claim(f"ns/pod-{step}-{i}", {"devices": devices}))
+    return out
 
 
 def _reallocate(rng: random.Random, pools: Pools) -> Pools:
@@ -137,3 +146,25 @@ def test_a_changed_pool_recomputes_only_its_nodes() -> None:
     assert results["n1"].claims[0].name == "ns/second"
     assert results["n1"].devices == before["n1"].devices
     assert results["n1"].claims[0].allocation == before["n1"].claims[0].allocation
+
+
+def test_a_kept_answer_makes_each_claim_s_allocation_result_once() -> None:
+    """Claims of one shape with the same request names and configuration share the result
+    made for a node's kept answer; another request name gets a result naming it."""
+    pools = _pools()
+    shared = SharedCaches.for_inputs(None, pools, CLASSES)
+
+    def review(name: str, request: str) -> list[NodeResult]:
+        allocator = Allocator(pools, CLASSES)
+        shared.attach(allocator)
+        claim = parse_claim(name, {"devices": {"requests": [_request(request, 1)]}})
+        return asyncio.run(allocator.review([claim], NODES))
+
+    first = review("ns/a", "gpu")
+    second = review("ns/b", "gpu")
+    renamed = review("ns/c", "other")
+    for one, two, three in zip(first, second, renamed, strict=True):
+        assert one.claims[0].allocation is two.claims[0].allocation
+        results = three.claims[0].allocation["devices"]["results"]
+        assert [r["request"] for r in results] == ["other"]
+        assert results[0]["device"] == one.claims[0].allocation["devices"]["results"][0]["device"]
