@@ -9,7 +9,6 @@ reasons of an infeasible node (most are never shown).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,8 +21,10 @@ from .reasons import Reason
 from .result import allocation_result
 
 
-@dataclass
+@dataclass(slots=True)
 class ClaimOutcome:
+    """Slotted: a review answered with allocations makes one per claim and node."""
+
     claim: Claim
     picks: tuple[tuple[Alternative, Candidate], ...] = ()
     node: str = ""
@@ -34,6 +35,7 @@ class ClaimOutcome:
     """Allocation results made for the same picks on the same node, by ``made_key``:
     claims of one shape with the same request names and configuration share one."""
     made_key: Any = None
+    _allocation: JSON | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -50,18 +52,23 @@ class ClaimOutcome:
         devices not attached yet, and devices with binding conditions (KEP-5007)."""
         return tuple(c.id for _, c in self.picks if c.rank == NEEDS_ATTACH)
 
-    @functools.cached_property
+    @property
     def allocation(self) -> JSON | None:
         """Upstream AllocationResult (the existing one for a claim that was allocated
         already), built when first read: most nodes of a review are never bound to."""
         if self.claim.allocation is not None:
             return self.claim.allocation
-        if self.made is not None:
-            found = self.made.get(self.made_key)
-            if found is None:
-                found = self.made[self.made_key] = self._result()
-            return found
-        return self._result()
+        if self._allocation is None:
+            self._allocation = self._made()
+        return self._allocation
+
+    def _made(self) -> JSON:
+        if self.made is None:
+            return self._result()
+        found = self.made.get(self.made_key)
+        if found is None:
+            found = self.made[self.made_key] = self._result()
+        return found
 
     def _result(self) -> JSON:
         return allocation_result(self.claim, list(self.picks), self.classes, self.node, self.shares)
