@@ -607,7 +607,10 @@ def render(outcome: Outcome, date: str) -> str:
     lines += [
         "",
         "How to read it: every figure was measured on a shared 2-core machine (load average"
-        " above); the goals are upstream's, set on dedicated CI machines. The node windows"
+        " above), whose speed changes from run to run (the same code has measured half or"
+        " twice the pods/s of another run an hour apart): read a figure beside the baselines"
+        " of its own run. The goals are upstream's, set on dedicated CI machines. The node"
+        " windows"
         " move each cycle, so at 2,000 nodes most windows of the run meet nodes whose"
         " candidates the server has not computed yet (the caches that outlive a review are"
         " filled per node as windows reach it); at 100 and 500 nodes they are warm after the"
