@@ -6,7 +6,7 @@ authentication and authorization, the scheduler shim, the stand-in scheduler and
 controller all reach an API server through it."""
 
 from ..toolkit import JSON, MERGE_PATCH
-from .client import PAGE_SIZE, KubeClient, Listing
+from .client import PAGE_SIZE, KubeClient, Listing, json_body
 from .collection import Collection
 from .config import (
     ClusterConfig,
@@ -40,6 +40,7 @@ __all__ = [
     "config_for",
     "error_of",
     "in_cluster_config",
+    "json_body",
     "lines",
     "load_kubeconfig",
     "network",

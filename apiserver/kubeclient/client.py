@@ -127,20 +127,6 @@ class KubeClient:
             await answer.aclose()
         return answer
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        params: dict[str, str] | None = None,
-        content_type: str = "application/json",
-    ) -> tuple[int, Any]:
-        """One call: the answer's status code and decoded JSON body (None when not JSON).
-        Only a failure to get an answer raises (``APIError`` with code 0)."""
-        answer = await self.exchange(method, path, body, params=params, content_type=content_type)
-        return answer.status_code, _decoded(answer.content)
-
     async def exchange(
         self,
         method: str,
@@ -151,7 +137,8 @@ class KubeClient:
         content_type: str = "application/json",
     ) -> httpx.Response:
         """One call, its answer read whole, whatever its status (the request it answers is
-        its ``request``). Only a failure to get an answer raises (``APIError``, code 0)."""
+        its ``request``; ``json_body`` decodes it). Only a failure to get an answer raises
+        (``APIError``, code 0)."""
         return await self._send(method, path, body, params, content_type)
 
     async def _call(
@@ -246,6 +233,11 @@ class KubeClient:
             raise connection_failed(f"watch {path}", err) from err
         except orjson.JSONDecodeError as err:
             raise APIError(500, "InvalidResponse", f"watch {path}: a line is not JSON") from err
+
+
+def json_body(answer: httpx.Response) -> Any:
+    """An answer's decoded JSON body; None when it has none or it is not JSON."""
+    return _decoded(answer.content)
 
 
 def _decoded(content: bytes) -> Any:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..api.resource.group import OTHER_GROUP
-from ..kubeclient import KubeClient
+from ..kubeclient import KubeClient, json_body
 
 APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
 AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
@@ -30,7 +30,8 @@ class UpstreamCheckError(ValueError):
 async def taken_versions(client: KubeClient, group_versions: Iterable[str]) -> list[str]:
     """One sentence per group-version in ``group_versions`` that the kube-apiserver serves
     itself, naming the APIService; empty when every one is free."""
-    status, body = await client.request("GET", APISERVICES)
+    answer = await client.exchange("GET", APISERVICES)
+    status, body = answer.status_code, json_body(answer)
     if status == 404:  # no aggregation layer: discovery alone says what is served
         apiservices: dict[str, Any] = {}
     elif status == 200 and isinstance(body, dict):
@@ -65,8 +66,8 @@ async def taken_versions(client: KubeClient, group_versions: Iterable[str]) -> l
                     " local again)"
                 )
             continue
-        status, _ = await client.request("GET", f"/apis/{group}/{version}")
-        if status == 200:
+        discovery = await client.exchange("GET", f"/apis/{group}/{version}")
+        if discovery.status_code == 200:
             taken.append(
                 f"{group_version} is served by the kube-apiserver itself (its discovery"
                 f" lists it; an APIService {name} would clash)"

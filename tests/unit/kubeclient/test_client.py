@@ -18,6 +18,7 @@ from apiserver.kubeclient import (
     KubeClient,
     NotFound,
     in_cluster_config,
+    json_body,
     lines,
     load_kubeconfig,
 )
@@ -133,7 +134,8 @@ async def test_an_answer_that_is_not_json_is_an_error_with_its_code() -> None:
         assert raised.value.code == 502
         assert raised.value.retryable
         assert "bad gateway" in raised.value.message
-        assert await client.request("GET", PATH) == (502, None)
+        answer = await client.exchange("GET", PATH)
+        assert (answer.status_code, json_body(answer)) == (502, None)
 
 
 async def test_an_unreachable_server_is_code_0_and_retryable() -> None:

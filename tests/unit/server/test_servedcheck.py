@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 
 from apiserver.kinds import strategies
@@ -21,25 +22,21 @@ OURS = ["resource.k8s.io/v1alpha1", "resource.k8s.io/v1alpha3"]
 
 
 class Upstream(KubeClient):
-    """Answers GETs from a table of path → (status, body); records what was asked."""
+    """Answers GETs from a table of path → (status, body), in process; records what was
+    asked."""
 
     def __init__(self, answers: dict[str, tuple[int, Any]]) -> None:
-        super().__init__(ClusterConfig("https://unused"))
         self.answers = answers
         self.asked: list[str] = []
+        super().__init__(
+            ClusterConfig("https://unused"), transport=httpx.MockTransport(self._answer)
+        )
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        params: dict[str, str] | None = None,
-        content_type: str = "",
-    ) -> tuple[int, Any]:
-        assert method == "GET"
-        self.asked.append(path)
-        return self.answers.get(path, (404, None))
+    def _answer(self, request: httpx.Request) -> httpx.Response:
+        assert request.method == "GET"
+        self.asked.append(request.url.path)
+        status, body = self.answers.get(request.url.path, (404, None))
+        return httpx.Response(status, json=body) if body is not None else httpx.Response(status)
 
 
 def apiservice(name: str, service: dict[str, Any] | None, **labels: str) -> dict[str, Any]:
