@@ -14,7 +14,8 @@ attached (KEP-5007), then bind the pod.
    devices could not be held) fails the bind: only held devices are committed. The claims
    are read first to tell which are unallocated, unless the filter's review of this cycle
    read every one unallocated: then the reserving review's reading of each (its
-   ``status.claims``) stands in for reading it, and one it read allocated fails the bind.
+   ``status.claims``) stands in for reading it; if it read one allocated (since the filter:
+   a repeated bind, a shared claim), what it held is let go and the claims are read.
 2. Each claim's ``status.allocation`` and ``reservedFor`` (the pod) are written with the
    claim's resourceVersion as precondition; a conflict reads the claim again, and a claim
    another pod allocated meanwhile fails the bind. A claim allocated already (shared) only
