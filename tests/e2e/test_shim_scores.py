@@ -24,7 +24,7 @@ from apiserver.shim.app import build_app
 from apiserver.shim.paths import Paths
 
 from .harness import REPO, ServerProcess, start_server
-from .objects import bind_args, create_pod_with_claim, unique
+from .objects import bind_args, create_pod_with_claim, pod_object, unique
 
 GROUP = "resource.k8s.io"
 PATH = f"/apis/{GROUP}/v1alpha3/allocationreviews"
@@ -287,6 +287,41 @@ async def test_a_claim_changed_after_the_reserving_review_is_read_again_and_writ
     assert stored["metadata"]["labels"] == {"changed": "meanwhile"}
     assert [u["uid"] for u in stored["status"]["reservedFor"]] == [pod["metadata"]["uid"]]
     assert _allocated(cluster, pod)[1] == node
+
+
+async def test_a_claim_two_pods_share_is_allocated_once_and_reserved_for_both(
+    cluster: ServerProcess, shim: httpx.AsyncClient, recording: Recording
+) -> None:
+    """Both filters read the shared claim unallocated; the first bind allocates it, and the
+    second's reserving review reads it allocated: that bind holds nothing, reads the claim
+    and only adds its pod to reservedFor."""
+    nodes = _nodes(cluster)
+    first, claim = create_pod_with_claim(cluster, GPU_REQUEST, namespace=NS)
+    name = claim["metadata"]["name"]
+    with cluster.client() as client:
+        made = client.post(
+            f"/api/v1/namespaces/{NS}/pods",
+            json=pod_object(unique("pod"), name, ref=GPU_REQUEST["name"], namespace=NS),
+        )
+        assert made.status_code == 201, made.text
+    second = made.json()
+    first_fits = await _filter(shim, first, nodes)
+    second_fits = await _filter(shim, second, nodes)
+    node = await _prioritize(shim, first, first_fits)
+    assert node in second_fits
+    assert await _bind(shim, first, node) == ""
+    written = cluster.client().get(f"/apis/{GROUP}/v1/namespaces/{NS}/resourceclaims/{name}")
+    allocation = written.json()["status"]["allocation"]
+
+    began = len(recording.reviews)
+    assert await _bind(shim, second, node) == ""
+    [(spec, answered)] = recording.reviews[began:]
+    assert spec["reserve"]
+    assert "reservation" not in orjson.loads(answered)["status"]  # nothing left to hold
+    status = cluster.client().get(f"/apis/{GROUP}/v1/namespaces/{NS}/resourceclaims/{name}")
+    assert status.json()["status"]["allocation"] == allocation
+    users = [u["uid"] for u in status.json()["status"]["reservedFor"]]
+    assert users == [first["metadata"]["uid"], second["metadata"]["uid"]]
 
 
 async def test_many_pods_at_once_over_rounds_never_share_a_device(
