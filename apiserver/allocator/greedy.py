@@ -56,13 +56,18 @@ class Answered:
     bare: NodeResult | None = None
     """The feasible answer without the claims' outcomes (see ``replay_all``), shared by
     every review that asks for no outcomes."""
-    results: dict[Any, JSON] = field(default_factory=dict)
-    """The allocation results made from these picks, per claim position and
-    ``Claim.result_key``: shared by every review that reads them while the answer stands.
-    Never changed once made (they are only encoded into answers)."""
+    results: dict[Any, Any] = field(default_factory=dict)
+    """What is made from these picks and kept while the answer stands, shared by every
+    review that reads it: each claim's allocation result (by its position and
+    ``Claim.result_key``), and what readers of the result derive (``NodeResult.kept``).
+    Never changed once made (only encoded into answers)."""
 
 
 _NONE: dict[str, Answered] = {}
+
+
+def _result_keys(claims: Sequence[Claim]) -> tuple[Any, ...]:
+    return tuple(c.result_key for c in claims)
 
 
 class _Undecided(Exception):
@@ -116,14 +121,15 @@ class Greedy:
                 known.pools, known.states, planner.pools.states, self.ledger.touched
             ):
                 self.replayed += 1
-                return self._replay(claims, node, known)
+                return self._replay(claims, node, known, _result_keys(claims))
         try:
             answered, kept = self._choose(claims, node)
         except _Undecided:
             return None
         if shape is not None and kept:
             self.answered.setdefault(shape, {})[node.key] = answered
-        return self._replay(claims, node, answered)
+        keys = _result_keys(claims) if shape is not None else None
+        return self._replay(claims, node, answered, keys)
 
     def _choose(self, claims: Sequence[Claim], node: Node) -> tuple[Answered, bool]:
         """The first free candidates for every request, and whether every free list read
@@ -177,19 +183,28 @@ class Greedy:
         bare = NodeResult(node.name, True, points, (), steps=steps)
         return Answered(*read, tuple(picks), score=points, steps=steps, bare=bare), kept
 
-    def _replay(self, claims: Sequence[Claim], node: Node, answered: Answered) -> NodeResult:
+    def _replay(
+        self, claims: Sequence[Claim], node: Node, answered: Answered, keys: Any
+    ) -> NodeResult:
         """The node's result for these claims from what was chosen (for them or for claims
         of the same shape); the claims' outcomes are made when first read."""
         if answered.short is not None:
             c, r = answered.short
             claim = claims[c]
             return self._too_few(claim, claim.requests[r].alternatives[0], node)
-        return self._feasible(claims, node.name, answered)
+        return self._feasible(claims, node.name, answered, keys)
 
-    def _feasible(self, claims: Sequence[Claim], node: str, answered: Answered) -> NodeResult:
-        """A feasible answer for these claims, their outcomes made when first read."""
+    def _feasible(
+        self, claims: Sequence[Claim], node: str, answered: Answered, keys: Any
+    ) -> NodeResult:
+        """A feasible answer for these claims, their outcomes made when first read; what a
+        reader derives from it may be kept with the answer (``NodeResult.kept``) under the
+        claims' ``keys`` (None: not kept, an allocated claim's result is its own)."""
         outcomes = functools.partial(self._outcomes, claims, node, answered)
-        return NodeResult(node, True, answered.score, outcomes, steps=answered.steps)
+        kept = answered.results if keys is not None else None
+        return NodeResult(
+            node, True, answered.score, outcomes, steps=answered.steps, kept=kept, kept_key=keys
+        )
 
     def replay_all(
         self, claims: Sequence[Claim], nodes: Sequence[Node], shape: int, outcomes: bool = True
@@ -204,6 +219,7 @@ class Greedy:
             return [None] * len(nodes)
         now = self.planner.pools.states
         touched = self.ledger.touched
+        keys = _result_keys(claims) if outcomes else None
         out: list[NodeResult | None] = []
         replayed = 0  # counted here: ``out.count(None)`` compares each result with None
         for node in nodes:
@@ -224,7 +240,7 @@ class Greedy:
             if not outcomes and known.bare is not None:
                 out.append(known.bare)
                 continue
-            out.append(self._feasible(claims, node.name, known))
+            out.append(self._feasible(claims, node.name, known, keys))
         self.replayed += replayed
         return out
 

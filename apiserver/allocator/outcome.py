@@ -91,6 +91,12 @@ class NodeResult:
     """CEL constraint evaluations the search made."""
     partial_checks: int = 0
     """Three-valued checks of partial sets against CEL constraints (``partial``)."""
+    kept: dict[Any, Any] | None = None
+    """Where a reader may keep what it derives from this feasible result (an answer's
+    entry) for the next result replaying the same kept answer, under ``kept_key`` (the
+    claims' request names and configurations) and a key of its own: it lives as long as
+    the answer stands. None when nothing is kept."""
+    kept_key: Any = None
 
     @property
     def claims(self) -> tuple[ClaimOutcome, ...]:

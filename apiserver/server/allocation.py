@@ -419,6 +419,23 @@ def _reviewed(claim: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_KEPT_ENTRY = "allocation-review-entry"
+"""What a feasible node's entry is kept under in its kept answer (``NodeResult.kept``)."""
+
+
+def _with_allocations(answer: dict[str, Any], result: NodeResult) -> dict[str, Any]:
+    """A feasible node's entry with its score, its claims' allocations and the devices to
+    attach."""
+    answer["score"] = result.score
+    answer["allocations"] = [c.allocation for c in result.claims]
+    attach = [d for c in result.claims for d in c.to_attach]
+    if attach:
+        answer["needsAttaching"] = [
+            {"driver": d.driver, "pool": d.pool, "device": d.device} for d in attach
+        ]
+    return answer
+
+
 def _node_answer(
     result: NodeResult, unknown: bool = False, *, allocations: bool = True
 ) -> dict[str, Any]:
@@ -427,14 +444,17 @@ def _node_answer(
     whether a feasible node's entry carries them."""
     answer: dict[str, Any] = {"nodeName": result.node, "feasible": result.feasible}
     if result.feasible:
+        if allocations and result.kept is not None:
+            # The same entry for every review replaying this kept answer for claims of
+            # these request names and configurations: made once, only ever encoded.
+            key = (_KEPT_ENTRY, result.kept_key)
+            found = result.kept.get(key)
+            if found is None:
+                found = result.kept[key] = _with_allocations(answer, result)
+            return found
         answer["score"] = result.score
         if allocations:
-            answer["allocations"] = [c.allocation for c in result.claims]
-            attach = [d for c in result.claims for d in c.to_attach]
-            if attach:
-                answer["needsAttaching"] = [
-                    {"driver": d.driver, "pool": d.pool, "device": d.device} for d in attach
-                ]
+            _with_allocations(answer, result)
     else:
         answer["score"] = 0
         answer["reasons"] = [_reason(r) for r in result.explanations]

@@ -1,9 +1,10 @@
 """The greedy path's answers kept per node and claims shape (``allocator.greedy``): over
 random sequences of allocations changing one pool at a time, devices reserved by the review,
 and claims of a few shapes under fresh names, a review that replays kept answers says exactly
-what an allocator without caches says (feasibility, score, allocations, reasons), and one
-asked without the claims' outcomes the same feasibility, scores and reasons; after one pool
-changes, only the nodes reaching it are answered anew."""
+what an allocator without caches says (feasibility, score, allocations, reasons, and the
+server's entry for each node), and one asked without the claims' outcomes the same
+feasibility, scores and reasons; after one pool changes, only the nodes reaching it are
+answered anew."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from apiserver.allocator import Allocator, NodeResult, SharedCaches, parse_claim
 from apiserver.allocator.claims import Claim
 from apiserver.api.resource import DeviceID
 from apiserver.pools import Node, Pools, PoolState
+from apiserver.server.allocation import _node_answer
 from tests.unit.allocator.check import answer
 from tests.unit.builders import pools_of, slice_obj
 
@@ -110,6 +112,8 @@ def test_replayed_answers_equal_an_allocator_without_caches(seed: int) -> None:
         scratch = Allocator(Pools(pools.states.values()), CLASSES, reserved=reserved, caches=False)
         expected = asyncio.run(scratch.review(claims, NODES))
         assert [answer(r) for r in results] == [answer(r) for r in expected]
+        # And as the server answers them (its entries kept with the answers they replay).
+        assert [_node_answer(r) for r in results] == [_node_answer(r) for r in expected]
         replayed += kept.greedy.replayed
         # Asked without outcomes (a scores-only caller): the same feasibility, scores and
         # reasons.
