@@ -209,7 +209,8 @@ class Binder:
     async def bind(self, args: BindArgs) -> str:
         """``""`` once the pod is bound, else why not (and nothing of the bind is left)."""
         namespace, node = args.pod_namespace, args.node
-        pod = self._filtered_pod(args)
+        filtered = self._filtered(args)
+        pod = filtered.pod if filtered is not None else None
         if pod is None:
             try:
                 pod = await self.api.get(self.paths.pod(namespace, args.pod_name))
@@ -228,7 +229,10 @@ class Binder:
             claims = pod_claims(pod)
             if claims.pending:
                 raise BindFailure(f"claims not made yet for {', '.join(claims.pending)}")
-            current, chosen = await self._claims_and_choice(args, claims.names, done)
+            # The filter's review read every claim unallocated: the reserving review's
+            # reading of them stands in for reading each claim.
+            stand_in = filtered is not None and filtered.unallocated
+            current, chosen = await self._claims_and_choice(args, claims.names, done, stand_in)
             waits = await self._write_claims(pod, current, chosen, node, done)
             if waits:
                 await self._wait_told(pod, list(current.values()), waits, node)
@@ -255,30 +259,19 @@ class Binder:
         same = (name, pod_namespace(found.pod)) == (args.pod_name, args.pod_namespace)
         return found if same else None
 
-    def _filtered_pod(self, args: BindArgs) -> JSON | None:
-        """The pod as this shim's filter was given it in this scheduling cycle, if it was."""
-        found = self._filtered(args)
-        return found.pod if found is not None else None
-
-    def _unallocated_at_filter(self, args: BindArgs) -> bool:
-        """Whether the filter's review read every claim of the pod unallocated: then the
-        reserving review's reading of them stands in for reading each claim."""
-        found = self._filtered(args)
-        return found is not None and found.unallocated
-
     async def _claims_and_choice(
-        self, args: BindArgs, names: list[str], done: _Done
+        self, args: BindArgs, names: list[str], done: _Done, stand_in: bool
     ) -> tuple[dict[str, JSON], _Chosen]:
         """The pod's claims as read, and the reserving review's choice for the unallocated
-        ones (none without any)."""
+        ones (none without any); with ``stand_in``, the reserving review's reading of the
+        claims instead of reading them first."""
         namespace, node = args.pod_namespace, args.node
-        if self._unallocated_at_filter(args):
+        if stand_in:
             chosen = await self._reserve(namespace, names, node, done, stand_in=True)
             if not chosen.allocated_since:
-                read = {n: chosen.read.get(n) for n in names}
                 return {
-                    n: c if c is not None else await self.api.get(self.paths.claim(namespace, n))
-                    for n, c in read.items()
+                    n: chosen.read.get(n) or await self.api.get(self.paths.claim(namespace, n))
+                    for n in names
                 }, chosen
             # Allocated since the filter read them (a repeated bind, or a shared claim):
             # what this review held is let go, and the claims are read.
