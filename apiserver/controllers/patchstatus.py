@@ -115,12 +115,18 @@ class PatchStatusController:
         self._faults: dict[str, tuple[str, dict[tuple[str, str], int]]] = {}
         """Per patch name: its uid, and the failures already recorded with on how many
         devices (forgotten when the patch is gone or has another uid)."""
+        self._unseen: set[str] = set()
+        """Patches whose last round found no report from the view: their report is worked
+        at once, not after the interval (that round wrote nothing)."""
         self._task = BackgroundTask("patch status", self._run, log)
         view.subscribe_patches(self._on_reports)
         patches.add_handler(self._on_patch)
 
     def _on_reports(self, reports: list[PatchReport]) -> None:
         for report in reports:
+            if report.name in self._unseen:
+                self._unseen.discard(report.name)
+                self.queue.forget(report.name)
             self.queue.add(report.name)
 
     def _on_patch(self, event: SourceEvent) -> None:
@@ -147,11 +153,13 @@ class PatchStatusController:
         if obj is None:
             self.queue.forget(name)
             self._faults.pop(name, None)
+            self._unseen.discard(name)
             return
         uid = (obj.get("metadata") or {}).get("uid")
         report = self.view.patch_report(name)
         if report is None or report.uid != uid:
-            return  # the view has not seen this patch yet; its report will come
+            self._unseen.add(name)  # the view has not seen this patch yet; its report will come
+            return
         current = obj.get("status")
         desired = desired_status(report, current, now_rfc3339())
         if not _same(current, desired):

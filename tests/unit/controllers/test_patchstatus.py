@@ -4,9 +4,9 @@ Event per faulty selector (bumped, not duplicated), writes coalesced per patch."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -131,6 +131,21 @@ class Cluster:
     async def patch(self, name: str) -> dict[str, Any]:
         return (await self.patches.get(None, name)).copy()
 
+    def let_interval_pass(self) -> None:
+        """A round may have run before the device view had the slice or the patch (so it
+        wrote nothing, or 0 matched): let fake time pass so that the round the view's report
+        asks for is not held back by the interval."""
+        self.clock.now += 60
+        self.controller.queue.poke()
+
+    def matched(self, name: str) -> int | None:
+        report = self.view.patch_report(name)
+        return None if report is None else report.matched
+
+    def failing_devices(self, name: str) -> int:
+        report = self.view.patch_report(name)
+        return 0 if report is None else sum(f.devices for f in report.faults)
+
     async def warnings(self) -> list[dict[str, Any]]:
         listed = await self.events.list("default", ListOptions())
         return [i.obj for i in listed.items]
@@ -194,11 +209,8 @@ async def test_status_and_one_event_per_faulty_selector(cluster: Cluster) -> Non
     await create(cluster.patches, rsp("faulty", selectors=[{"cel": {"expression": FAILING}}]))
 
     async def status_and_event_written() -> bool:
-        # One sync writes the status, then the Event: wait for both. A round may have run
-        # before the device view had the slice (no fault yet): let fake time pass so that the
-        # round the slice's event asks for is not held back by the interval.
-        cluster.clock.now += 60
-        cluster.controller.queue.poke()
+        # One sync writes the status, then the Event: wait for both.
+        cluster.let_interval_pass()
         patch = await cluster.patch("faulty")
         return patch.get("status", {}).get("matchedDevices") == 1 and bool(await cluster.warnings())
 
@@ -218,7 +230,7 @@ async def test_status_and_one_event_per_faulty_selector(cluster: Cluster) -> Non
 
     # The same failure on more devices: the same Event, bumped (once the interval passed).
     await create(cluster.slices, slice_obj("node-2", [device("gpu-0")]))
-    await cluster.view.wait_idle()
+    await eventually(lambda: cluster.failing_devices("faulty") == 2, "the view to see node-2")
     cluster.clock.now += 60
     cluster.controller.queue.add("faulty")
 
@@ -234,26 +246,27 @@ async def test_writes_wait_for_the_interval_and_carry_the_latest_state(cluster: 
     await create(cluster.slices, slice_obj("node-1", [device("gpu-0"), device("gpu-1")]))
     await create(cluster.patches, rsp("p", pool="node-1"))
 
-    async def matched(count: int) -> Callable[[], Any]:
+    def matched(count: int) -> Callable[[], Awaitable[bool]]:
         async def check() -> bool:
             return (await cluster.patch("p")).get("status", {}).get("matchedDevices") == count
 
         return check
 
-    await eventually(await matched(2))
+    async def first_written() -> bool:
+        cluster.let_interval_pass()
+        return await matched(2)()
+
+    await eventually(first_written)
     written = (await cluster.patch("p"))["metadata"]["resourceVersion"]
     for i in range(3):  # a burst of changes within the interval
         await create(cluster.slices, slice_obj(f"extra-{i}", [device("gpu-9")], pool="node-1"))
-    await cluster.view.wait_idle()
-    report = cluster.view.patch_report("p")
-    assert report is not None
-    assert report.matched == 5
+    await eventually(lambda: cluster.matched("p") == 5, "the view to see the burst")
     # The burst reached the controller: p waits in its queue for the interval to pass.
     await eventually(lambda: len(cluster.controller.queue) == 1, "p to wait in the queue")
     assert (await cluster.patch("p"))["metadata"]["resourceVersion"] == written
     cluster.clock.now += 60
     cluster.controller.queue.add("p")
-    await eventually(await matched(5))
+    await eventually(matched(5))
     assert [e for e in await cluster.warnings() if e["involvedObject"]["name"] == "p"] == []
 
 
@@ -265,10 +278,7 @@ async def test_a_status_someone_else_wrote_is_restored(cluster: Cluster) -> None
         return (await cluster.patch("p")).get("status", {}).get("matchedDevices") == 1
 
     async def first_written() -> bool:
-        # A round may have run before the device view had the slice (0 matched): let fake
-        # time pass so that the round the slice's event asks for is not held back.
-        cluster.clock.now += 60
-        cluster.controller.queue.poke()
+        cluster.let_interval_pass()
         return await matched_one()
 
     await eventually(first_written)
@@ -284,8 +294,7 @@ async def test_a_status_someone_else_wrote_is_restored(cluster: Cluster) -> None
     async def restored() -> bool:
         # The controller's own write may have started a new interval after the clock moved:
         # let fake time pass until the foreign write's event is worked.
-        cluster.clock.now += 60
-        cluster.controller.queue.poke()
+        cluster.let_interval_pass()
         return await matched_one()
 
     await eventually(restored)
@@ -320,3 +329,64 @@ async def test_a_queue_wait_cancelled_as_a_key_arrives_ends_cancelled() -> None:
     waiting.cancel()  # ...and is cancelled in the same turn of the loop
     with pytest.raises(asyncio.CancelledError):
         await waiting
+
+
+class LateView:
+    """A device view that has not seen any patch until the test hands it a report."""
+
+    def __init__(self) -> None:
+        self.reports: dict[str, PatchReport] = {}
+        self.listeners: list[Callable[[list[PatchReport]], None]] = []
+
+    def subscribe_patches(self, listener: Callable[[list[PatchReport]], None]) -> None:
+        self.listeners.append(listener)
+
+    async def wait_synced(self) -> None:
+        return None
+
+    def patch_report(self, name: str) -> PatchReport | None:
+        return self.reports.get(name)
+
+    def publish(self, report: PatchReport) -> None:
+        self.reports[report.name] = report
+        for listener in self.listeners:
+            listener([report])
+
+
+async def test_a_report_after_a_round_that_found_none_is_written_at_once(
+    store: SQLiteStore,
+) -> None:
+    """The patch's own event may reach the controller before the view has evaluated the
+    patch: that round writes nothing, so the report that follows must not wait out the
+    interval (the fake clock never moves here)."""
+    strategy = ResourceSlicePatchStrategy.for_group("resource.k8s.io")
+    patches = Registry(strategy, store)
+    source = StoreSource(store, strategy.resource.key_prefix(), name="patches")
+    view = LateView()
+    controller = PatchStatusController(
+        cast(DeviceView, view), source, patches, None, interval=60, clock=FakeClock()
+    )
+    rounds: list[str] = []
+    sync = controller.sync
+
+    async def counted(name: str) -> None:
+        await sync(name)
+        rounds.append(name)
+
+    controller.sync = counted  # type: ignore[method-assign]
+    await source.start()
+    await controller.start()
+    try:
+        await create(patches, rsp("p"))
+        await eventually(lambda: rounds == ["p"], "a round without a report")
+        uid = (await patches.get(None, "p")).obj["metadata"]["uid"]
+        view.publish(PatchReport(name="p", uid=uid, generation=1, matched=4))
+
+        async def written() -> bool:
+            status = (await patches.get(None, "p")).obj.get("status", {})
+            return bool(status.get("matchedDevices") == 4)
+
+        await eventually(written)
+    finally:
+        await controller.close()
+        await source.close()
