@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import orjson
 import pytest
 
 from apiserver.api.resource import AllocationReview
@@ -134,6 +135,14 @@ def _review(reserve: bool = True) -> AllocationReview:
     )
 
 
+async def _answered(
+    service: AllocationService, review: AllocationReview, user: UserInfo
+) -> dict[str, Any]:
+    """The service's answer as a client reads it (entries may come encoded already)."""
+    answer: dict[str, Any] = orjson.loads(orjson.dumps(await service.review(review, user)))
+    return answer
+
+
 def _held(status: dict[str, Any]) -> str:
     assert "reservation" in status, status
     [entry] = status["nodes"]
@@ -164,7 +173,7 @@ async def test_a_lost_race_searches_again_without_the_device_taken(
     named_losses: tuple[AllocationService, Losing],
 ) -> None:
     service, reservations = named_losses
-    status = await service.review(_review(), ALICE)
+    status = await _answered(service, _review(), ALICE)
     device = _held(status)
     lost = [d for _, _, d in reservations.asked[:3]]
     assert len(set(lost)) == 3  # each search left out what the races before it took
@@ -176,7 +185,7 @@ async def test_a_review_that_keeps_losing_answers_contention_and_holds_nothing(
     endless_losses: tuple[AllocationService, Losing],
 ) -> None:
     service, reservations = endless_losses
-    status = await service.review(_review(), ALICE)
+    status = await _answered(service, _review(), ALICE)
     assert "reservation" not in status
     [entry] = status["nodes"]
     assert entry["feasible"] is False
@@ -191,7 +200,7 @@ async def test_concurrent_reviews_here_never_pick_one_device_twice(
 ) -> None:
     service, reservations = named_losses
     reservations.losses = 0
-    answers = await asyncio.gather(*(service.review(_review(), ALICE) for _ in range(15)))
+    answers = await asyncio.gather(*(_answered(service, _review(), ALICE) for _ in range(15)))
     held = [_held(a) for a in answers if "reservation" in a]
     assert sorted(held) == sorted(f"gpu-{i}" for i in range(6))
     for answer in answers:
@@ -205,11 +214,11 @@ async def test_over_the_cap_a_reserving_review_is_429_and_holds_nothing(
 ) -> None:
     service, reservations = capped
     for _ in range(2):
-        _held(await service.review(_review(), ALICE))
+        _held(await _answered(service, _review(), ALICE))
     with pytest.raises(errors.StatusError) as info:
-        await service.review(_review(), ALICE)
+        await _answered(service, _review(), ALICE)
     assert (info.value.code, info.value.reason) == (429, "TooManyRequests")
     assert len(reservations.held()) == 2
-    plain = await service.review(_review(reserve=False), ALICE)
+    plain = await _answered(service, _review(reserve=False), ALICE)
     assert plain["nodes"][0]["feasible"] is True
-    _held(await service.review(_review(), UserInfo("bob")))
+    _held(await _answered(service, _review(), UserInfo("bob")))

@@ -1,19 +1,21 @@
 """The AllocationReview answer mode: ``spec.answer`` validated (one of Allocations and Scores,
 Scores not with reserve), and a node's entry in Scores mode carries feasibility, score and
-reasons but no allocations; an entry with allocations is made once per node's kept answer."""
+reasons but no allocations; an entry with allocations is encoded once per node's kept
+answer."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+import orjson
 import pytest
 
 from apiserver.allocator import Allocator, NodeResult, Reason, SharedCaches, parse_claim
 from apiserver.api.field import ErrorType
 from apiserver.api.resource import AllocationReview, DeviceID, validate_allocation_review
 from apiserver.pools import Node, Pools, PoolState
-from apiserver.server.allocation import _node_answer
+from apiserver.server.allocation import _Answer, _node_answer
 from tests.unit.builders import pools_of, slice_obj
 
 
@@ -93,18 +95,30 @@ NODES = [Node(f"n{i}", {}) for i in range(3)]
 CLASSES: dict[str, Any] = {"gpu": {"metadata": {"name": "gpu", "uid": "u", "resourceVersion": "1"}}}
 
 
-def test_an_entry_with_allocations_is_made_once_per_kept_answer_and_request_names() -> None:
+def _entries(results: list[NodeResult]) -> list[Any]:
+    return _Answer(set(), []).of(results)
+
+
+def _read(entry: Any) -> dict[str, Any]:
+    decoded: dict[str, Any] = orjson.loads(orjson.dumps(entry))
+    return decoded
+
+
+def test_an_entry_with_allocations_is_encoded_once_per_kept_answer_and_request_names() -> None:
     """Reviews replaying a node's kept answer for claims of the same request names share
-    its entry; other request names, or the node's pool changed, make a new one."""
+    its encoded entry, which reads as the entry made anew; other request names, or the
+    node's pool changed, make a new one."""
     pools = pools_of(
         *(slice_obj(n.name, [{"name": "d0"}, {"name": "d1"}], nodeName=n.name) for n in NODES)
     )
     shared = SharedCaches.for_inputs(None, pools, CLASSES)
-    first = [_node_answer(r) for r in _replayed("gpu", pools, shared, "ns/a")]
-    again = [_node_answer(r) for r in _replayed("gpu", pools, shared, "ns/b")]
-    renamed = [_node_answer(r) for r in _replayed("other", pools, shared, "ns/c")]
+    results = _replayed("gpu", pools, shared, "ns/a")
+    first = _entries(results)
+    assert [_read(e) for e in first] == [_node_answer(r) for r in results]
+    again = _entries(_replayed("gpu", pools, shared, "ns/b"))
+    renamed = [_read(e) for e in _entries(_replayed("other", pools, shared, "ns/c"))]
     assert all(one is two for one, two in zip(first, again, strict=True))
-    for one, other in zip(first, renamed, strict=True):
+    for one, other in zip(map(_read, first), renamed, strict=True):
         [result] = other["allocations"][0]["devices"]["results"]
         assert result["request"] == "other"
         assert result["device"] == one["allocations"][0]["devices"]["results"][0]["device"]
@@ -113,8 +127,9 @@ def test_an_entry_with_allocations_is_made_once_per_kept_answer_and_request_name
     assert state is not None
     changed = pools.updated({state.key: PoolState(state.gathered, frozenset({"d0"}))})
     shared = SharedCaches.for_inputs(shared, changed, CLASSES)
-    after = {e["nodeName"]: e for e in map(_node_answer, _replayed("gpu", changed, shared, "x/d"))}
+    after = {_read(e)["nodeName"]: e for e in _entries(_replayed("gpu", changed, shared, "x/d"))}
     node = state.key[1]
-    assert after[node] is not next(e for e in first if e["nodeName"] == node)
-    assert after[node]["allocations"][0]["devices"]["results"][0]["device"] == "d1"
-    assert all(after[e["nodeName"]] is e for e in first if e["nodeName"] != node)
+    before = {_read(e)["nodeName"]: e for e in first}
+    assert after[node] is not before[node]
+    assert _read(after[node])["allocations"][0]["devices"]["results"][0]["device"] == "d1"
+    assert all(after[name] is entry for name, entry in before.items() if name != node)
