@@ -22,6 +22,7 @@ from apiserver.kubeclient import (
     lines,
     load_kubeconfig,
 )
+from apiserver.kubeclient.client import KNOWN_URLS
 from apiserver.toolkit import Backoff
 from tests.unit.kubeclient.fakekube import PATH, FakeKube, status
 
@@ -216,3 +217,25 @@ async def test_a_watch_line_that_is_not_json_is_an_api_error() -> None:
             await read(client)
     assert seen == ["ADDED"]
     assert raised.value.reason == "InvalidResponse"
+
+
+async def test_a_url_asked_again_is_parsed_once_and_a_new_one_is_not_mistaken() -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200, json={"path": request.url.path, "query": request.url.query.decode()}
+        )
+
+    transport = httpx.MockTransport(handle)
+    async with KubeClient(ClusterConfig("https://kube.test"), transport=transport) as client:
+        url = f"https://kube.test{PATH}"
+        first = json_body(await client.exchange("GET", PATH))
+        parsed = client._url(url)
+        again = json_body(await client.exchange("GET", PATH))
+        assert client._url(url) is parsed  # kept, not parsed again
+        other = json_body(await client.exchange("GET", PATH, params={"limit": "1"}))
+        for i in range(KNOWN_URLS + 1):  # more than are kept: the oldest are let go
+            await client.exchange("GET", f"{PATH}-{i}")
+        assert client._url(url) is not parsed
+        last = json_body(await client.exchange("GET", PATH))
+    assert first == again == last == {"path": PATH, "query": ""}
+    assert other == {"path": PATH, "query": "limit=1"}
