@@ -193,6 +193,11 @@ class DeviceView:
     async def wait_synced(self) -> None:
         await self._synced.wait()
 
+    @property
+    def idle(self) -> bool:
+        """Synced, and every change queued so far committed (``wait_idle`` would not wait)."""
+        return self._synced.is_set() and not self._queue and self._idle.is_set()
+
     async def wait_idle(self) -> None:
         """Until every change queued so far has been committed."""
         await self.wait_synced()

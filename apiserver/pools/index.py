@@ -147,6 +147,11 @@ class PoolIndex:
         await self.claims.wait_synced()
         await self._absorbed.wait()
 
+    @property
+    def settled(self) -> bool:
+        """Whether ``settle`` would not wait."""
+        return self.view.idle and self._absorbed.is_set()
+
     async def settle(self) -> None:
         """Until the view has committed what its sources have seen, so that the slices' facts
         and their devices agree (callers bound the wait)."""

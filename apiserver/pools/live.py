@@ -142,6 +142,8 @@ class LivePools:
 
     async def _settle(self) -> None:
         """Until the device view has committed what its sources have seen, or the timeout."""
+        if self.index.settled:  # the usual case: no timer and task for a wait of nothing
+            return
         try:
             await asyncio.wait_for(self.index.settle(), self.settle_timeout)
         except TimeoutError:
@@ -168,7 +170,7 @@ class LivePools:
         old = self._records.get(key)
         return PoolRecord(
             name="",
-            uid=pool_object_uid(driver, pool),
+            uid=old.uid if old is not None else pool_object_uid(driver, pool),
             summary=summary,
             placement=pool_placement(gathered),
             created=old.created if old is not None else now_rfc3339(),

@@ -86,6 +86,15 @@ def test_a_listener_added_after_the_sync_is_reset_to_the_current_state(
     assert recorder.reset_revision == setup.view.revision
 
 
+async def test_idle_says_whether_a_change_is_still_to_be_committed(setup: Setup) -> None:
+    assert setup.view.idle
+    setup.slices.put(slice_obj("node-3", [device("gpu-0")]))
+    assert not setup.view.idle  # queued, not committed
+    await setup.settle()
+    assert setup.view.idle
+    assert setup.view.device("node-3.gpu-0") is not None
+
+
 async def test_a_slice_change_recomputes_only_its_changed_devices(
     setup: Setup, recorder: Recorder
 ) -> None:
