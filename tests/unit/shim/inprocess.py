@@ -10,7 +10,7 @@ import httpx
 from starlette.types import ASGIApp
 
 from apiserver.kubeclient import ClusterConfig, KubeClient
-from apiserver.shim.app import build_app
+from apiserver.shim.app import DirectVerbs, build_app
 from apiserver.shim.metrics import ShimMetrics
 from apiserver.shim.paths import Paths
 
@@ -25,7 +25,7 @@ async def shim_over(
     api = KubeClient(
         ClusterConfig("http://api", None, "t", None, None), transport=httpx.ASGITransport(below)
     )
-    app = build_app(api, Paths(), metrics=metrics)
+    app = DirectVerbs(build_app(api, Paths(), metrics=metrics))
     try:
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app), base_url="http://shim"
