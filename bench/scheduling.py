@@ -59,6 +59,8 @@ STATES = {"empty": 0, "half full": 5, "nearly full": 9}
 """Devices allocated per node in each steady state."""
 STATES_AT = {500: tuple(STATES), 100: ("half full",), 2000: ("half full",)}
 PODS = 80
+ONE_AT_A_TIME = 30
+"""Pods per row scheduled one at a time after the concurrent run (the first 10 warm up)."""
 """Pods placed per size and state (throughput; the per-pod figures are their medians)."""
 TIES = random.Random(5000)
 """Breaks ties between best-scoring nodes (see ``_choose``)."""
@@ -155,6 +157,8 @@ class StateOutcome:
     """The same reviews asking scores only, as the shim's filter does."""
     scores_bytes: int = 0
     allocations_bytes: int = 0
+    alone: list[PodTimes] = field(default_factory=list)
+    """Pods scheduled one at a time, each bound before the next is filtered."""
 
     @property
     def pods_per_second(self) -> float:
@@ -168,8 +172,19 @@ class StateOutcome:
     def scores_per_second(self) -> float:
         return self.reviews / self.scores_seconds if self.scores_seconds else 0.0
 
-    def p50(self, pick: Callable[[PodTimes], Call | None]) -> Call:
-        calls = [c for c in (pick(p) for p in self.pods) if c is not None]
+    @property
+    def cycle_ceiling(self) -> float:
+        """Pods/s kube-scheduler's cycles allow however cheap binds are: filter and
+        prioritize run for one pod after another (p50s with no bind in flight)."""
+        cycle = self.p50(_f, self.alone).seconds + self.p50(_p, self.alone).seconds
+        return 1 / cycle if cycle else 0.0
+
+    def p50(
+        self, pick: Callable[[PodTimes], Call | None], pods: list[PodTimes] | None = None
+    ) -> Call:
+        calls = [
+            c for c in (pick(p) for p in (self.pods if pods is None else pods)) if c is not None
+        ]
         return Call(
             statistics.median(c.seconds for c in calls),
             int(statistics.median(c.sent for c in calls)),
@@ -305,7 +320,25 @@ async def _state(
                 outcome.bound += 1
                 outcome.pods.append(times)
     outcome.bound_seconds = time.perf_counter() - began
+    outcome.alone = await _one_at_a_time(api, shim, windows, f"{tag}-one")
     return outcome
+
+
+async def _one_at_a_time(
+    api: httpx.AsyncClient, shim: KubeClient, windows: Windows, tag: str
+) -> list[PodTimes]:
+    """Each pod filtered, prioritized and bound before the next: the calls' cost with no
+    other pod's work in the processes (the first 10 warm up and are left out)."""
+    names = [f"{tag}-{i:03d}" for i in range(ONE_AT_A_TIME)]
+    out = []
+    for pod in (await _pods(api, names)).values():
+        node, times = await _choose(shim, pod, windows.next())
+        if node is None:
+            continue
+        error, times.bind = await _bind(shim, pod, node)
+        if not error:
+            out.append(times)
+    return out[10:]
 
 
 async def _size(
@@ -510,6 +543,32 @@ def _b(p: PodTimes) -> Call | None:
     return p.bind
 
 
+def _one_at_a_time_table(states: list[StateOutcome]) -> list[str]:
+    lines = [
+        "",
+        f"One pod at a time ({ONE_AT_A_TIME - 10} pods after 10 to warm up, each bound before"
+        " the next is filtered: no other pod's work in the processes), p50 of each call; the"
+        " scheduling cycle's ceiling is the pods/s kube-scheduler's cycles allow however cheap"
+        " binds get (1 / (filter + prioritize)), and the same sum under the load of the"
+        " concurrent run above:",
+        "",
+        "| nodes | state | filter | prioritize | bind | cycle ceiling | filter + prioritize,"
+        " under load | ceiling under load |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in states:
+        if not s.alone:
+            continue
+        loaded = s.p50(_f).seconds + s.p50(_p).seconds
+        lines.append(
+            f"| {s.nodes} | {s.state} | {_ms(s.p50(_f, s.alone).seconds)}"
+            f" | {_ms(s.p50(_p, s.alone).seconds)} | {_ms(s.p50(_b, s.alone).seconds)}"
+            f" | {s.cycle_ceiling:,.1f} pods/s | {_ms(loaded)}"
+            f" | {1 / loaded if loaded else 0.0:,.1f} pods/s |"
+        )
+    return lines
+
+
 def render(outcome: Outcome, date: str) -> str:
     lines = [
         "## Scheduling at scheduler_perf's shapes: pods/s through the extender",
@@ -562,6 +621,7 @@ def render(outcome: Outcome, date: str) -> str:
             f" | {s.allocations_bytes:,} B | {s.scores_bytes // s.passed} B /"
             f" {s.allocations_bytes // s.passed} B |"
         )
+    lines += _one_at_a_time_table(outcome.states)
     half = [s for s in outcome.states if s.state == "half full"]
     at500 = [s for s in outcome.states if s.nodes == 500]
     by_nodes = slope([(s.passed, _per_pod(s) * 1000) for s in half])
