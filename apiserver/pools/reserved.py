@@ -74,7 +74,7 @@ class HeldReservations:
     def made(self, obj: JSON) -> None:
         """A reservation this replica just stored."""
         self._own[obj["metadata"]["name"]] = obj
-        self._changed(_pools_of(obj))
+        self._changed(_pools_of(obj), obj)
 
     def forget(self, name: str) -> None:
         """A reservation this replica just deleted."""
@@ -136,19 +136,27 @@ class HeldReservations:
         if event.type is EventType.DELETED:
             ids = frozenset(DeviceID(*d) for d in device_ids(event.obj))
             self._released = [*self._released[-(RELEASES_KEPT - 1) :], (self.source.revision, ids)]
-        self._changed(_pools_of(event.obj) | _pools_of(event.old))
+        stored = event.obj if event.type is not EventType.DELETED else None
+        self._changed(_pools_of(event.obj) | _pools_of(event.old), stored)
 
-    def _changed(self, pools: set[PoolKey]) -> None:
+    def _changed(self, pools: set[PoolKey], stored: JSON | None = None) -> None:
+        """``stored``: a reservation now held, whose expiration may come before the timer's
+        (one that went can only make the timer early, and an early timer looks again)."""
         if pools:
             for listener in self._listeners:
                 listener(pools)
-        self._schedule()
+        at = expiration(stored) if stored is not None else None
+        if at is not None and at > self.now() and (self._timer_at is None or at < self._timer_at):
+            self._schedule(at)
 
-    def _schedule(self) -> None:
-        """Wake at the next expiration, so its pools are counted free again."""
+    def _next_expiration(self) -> datetime | None:
         now = self.now()
         upcoming = [at for obj in self.reservations() if (at := expiration(obj)) and at > now]
-        at = min(upcoming, default=None)
+        return min(upcoming, default=None)
+
+    def _schedule(self, at: datetime | None) -> None:
+        """Wake at ``at`` (the next expiration), so its pools are counted free again."""
+        now = self.now()
         if at == self._timer_at:
             return
         if self._timer is not None:
@@ -170,6 +178,7 @@ class HeldReservations:
             if lapsed(obj, now):  # until the releaser deletes it: cheap to tell again
                 gone |= _pools_of(obj)
         self._changed(gone)
+        self._schedule(self._next_expiration())
 
     def close(self) -> None:
         if self._timer is not None:

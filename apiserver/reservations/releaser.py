@@ -2,24 +2,30 @@
 ``expirationTime``), and those whose claims now hold the reserved devices through a stored
 allocation (the committed claim status replaces the reservation, DESIGN §8).
 
-A sweep over the reservations (a handful: only allocations in flight) runs whenever a
-reservation or a claim changes, and at the next expiration; each reservation due goes into
-a coalescing work queue, and one worker deletes them, paced by a token bucket, with the uid
-as precondition (a new reservation under the same name is not touched). Every replica runs
-one; a reservation another replica deleted first is simply gone.
+A change is checked where it matters: a reservation's own change checks that reservation,
+and a claim's change checks the reservations made for that claim (an index by claim), so
+a change costs the same however many reservations are held. Expirations wait in a heap;
+the loop wakes at the next one, and a full sweep runs at start and every ``interval`` as a
+safety net. Each reservation due goes into a coalescing work queue, and one worker deletes
+them, paced by a token bucket, with the uid as precondition (a new reservation under the
+same name is not touched). Every replica runs one; a reservation another replica deleted
+first is simply gone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
+from datetime import datetime
 from typing import Any
 
 from ..kinds.devicereservation import device_ids, expiration
 from ..machinery import DeleteOptions, Registry, errors
 from ..pools import HeldReservations, lapsed
 from ..sources import Source, SourceEvent
+from ..storage import EventType
 from ..tasks import BackgroundTask
 from ..toolkit import CoalescingQueue, TokenBucket, run_worker
 
@@ -67,17 +73,55 @@ class ReservationReleaser:
         self._queue = CoalescingQueue(interval=1.0)
         self._bucket = TokenBucket(rate, burst)
         self._wakeup = asyncio.Event()
+        self._for_claim: dict[str, set[str]] = {}
+        """Claim key (``namespace/name``) -> the reservations made for that claim."""
+        self._claims_of: dict[str, list[str]] = {}
+        """Reservation name -> its claims' keys (what ``_for_claim`` lists it under)."""
+        self._expiries: list[tuple[datetime, str]] = []
+        """(expiration, reservation name), a heap; an entry whose reservation is gone or
+        has another expiration by now is dropped when it comes up."""
         self._sweeper = BackgroundTask("reservation release sweep", self._sweep_loop, log)
         self._worker = BackgroundTask(
             "reservation release",
             lambda: run_worker(self._queue, self._bucket, self._release, self._failed),
             log,
         )
-        self.reservations.add_handler(self._changed)
-        claims.add_handler(self._changed)
+        self.reservations.add_handler(self._reservation_changed)
+        claims.add_handler(self._claim_changed)
 
-    def _changed(self, _event: SourceEvent) -> None:
-        self._wakeup.set()
+    def _reservation_changed(self, event: SourceEvent) -> None:
+        name = event.key
+        for key in self._claims_of.pop(name, ()):
+            named = self._for_claim.get(key)
+            if named is not None:
+                named.discard(name)
+                if not named:
+                    del self._for_claim[key]
+        if event.type is EventType.DELETED:
+            return
+        keys = [
+            f"{c.get('namespace')}/{c.get('name')}"
+            for c in (event.obj.get("spec") or {}).get("claims") or []
+        ]
+        self._claims_of[name] = keys
+        for key in keys:
+            self._for_claim.setdefault(key, set()).add(name)
+        at = expiration(event.obj)
+        if at is not None:
+            if not self._expiries or at < self._expiries[0][0]:
+                self._wakeup.set()  # sooner than the loop waits for
+            heapq.heappush(self._expiries, (at, name))
+        self._check(name, event.obj)
+
+    def _claim_changed(self, event: SourceEvent) -> None:
+        for name in list(self._for_claim.get(event.key, ())):
+            obj = self.reservations.get(name)
+            if obj is not None:
+                self._check(name, obj)
+
+    def _check(self, name: str, obj: dict[str, Any]) -> None:
+        if self.why_due(obj) is not None:
+            self._queue.add(name)
 
     async def start(self) -> None:
         self._worker.start()
@@ -103,29 +147,40 @@ class ReservationReleaser:
             wanted -= allocated_devices_of(stored)
         return "allocated" if not wanted else None
 
-    def sweep(self) -> float:
-        """Queue every reservation that is due; the seconds until the next expiration."""
-        now = self.held.now()
-        wait = self.interval
+    def sweep(self) -> None:
+        """Queue every reservation that is due (the safety net under the checks per
+        change)."""
         for obj in self.reservations.items():
-            if self.why_due(obj) is not None:
-                self._queue.add(obj["metadata"]["name"])
-                continue
-            at = expiration(obj)
-            if at is not None:
-                wait = min(wait, (at - now).total_seconds())
-        return wait
+            self._check(obj["metadata"]["name"], obj)
+
+    def _lapsed_now(self) -> float:
+        """Queue the reservations whose expiration has come; the seconds until the next."""
+        now = self.held.now()
+        while self._expiries:
+            at, name = self._expiries[0]
+            if at > now:
+                return min(self.interval, (at - now).total_seconds())
+            heapq.heappop(self._expiries)
+            obj = self.reservations.get(name)
+            if obj is not None and expiration(obj) == at:
+                self._check(name, obj)
+        return self.interval
 
     async def _sweep_loop(self) -> None:
         await self.reservations.wait_synced()
         await self.claims.wait_synced()
+        swept = asyncio.get_running_loop().time()
+        self.sweep()
         while True:
             self._wakeup.clear()
-            wait = self.sweep()
+            wait = self._lapsed_now()
             with contextlib.suppress(TimeoutError):
                 # A hair past the deadline, so the reservation has lapsed by then.
                 async with asyncio.timeout(max(wait, 0.0) + 0.01):
                     await self._wakeup.wait()
+            if asyncio.get_running_loop().time() - swept >= self.interval:
+                swept = asyncio.get_running_loop().time()
+                self.sweep()
 
     async def _release(self, name: str) -> None:
         obj = self.reservations.get(name)
@@ -141,7 +196,7 @@ class ReservationReleaser:
 
     def _failed(self, name: str, exc: Exception) -> None:
         log.warning("releasing devicereservation %s failed, will retry: %s", name, exc)
-        self._wakeup.set()
+        self._queue.add(name)  # worked again once its interval has passed
 
 
 async def delete_reservation(registry: Registry, obj: dict[str, Any]) -> bool:

@@ -19,6 +19,7 @@ from apiserver.machinery.handlers import Endpoint
 from apiserver.reservations import ClaimRef, ReservationService
 from apiserver.sources import StoreSource
 from apiserver.storage import Store
+from apiserver.storage.errors import StorageUnavailableError
 from apiserver.storage.sqlite import SQLiteStore
 from devtools.waiting import eventually
 
@@ -241,6 +242,59 @@ async def test_an_allocation_of_another_claim_of_the_same_name_releases_nothing(
     await eventually(lambda: replica.claims.revision >= stored.revision)
     await eventually(lambda: replica.service.source.get(name))
     assert replica.service.releaser.why_due(replica.service.source.get(name) or {}) is None
+
+
+async def test_a_claim_allocated_before_its_reservation_is_seen_releases_it(
+    replica: Replica,
+) -> None:
+    """The claim's event came first (no reservation for it then): the reservation's own
+    event finds it due."""
+    stored = await replica.store.create(CLAIMS.key("default", "train"), claim("train", [gpu(0)]))
+    await eventually(lambda: replica.claims.revision >= stored.revision)
+    reservation = await replica.service.reserve(
+        "node-1", [gpu(0)], [ClaimRef("default", "train", "uid-train")], 300
+    )
+    name = str(reservation.metadata.name)
+    await eventually(lambda: replica.service.releaser.released.get(name) == "allocated")
+
+
+async def test_a_claims_change_releases_its_reservation_among_many(replica: Replica) -> None:
+    """Thirty reservations held for thirty claims: allocating one claim releases exactly
+    its reservation, in every round."""
+    names = {}
+    for i in range(30):
+        made = await replica.service.reserve(
+            "node-1", [gpu(i)], [ClaimRef("default", f"c{i}", f"uid-c{i}")], 300
+        )
+        names[i] = str(made.metadata.name)
+    releaser = replica.service.releaser
+    released: set[str] = set()
+    for i in (7, 0, 29):
+        await replica.store.create(CLAIMS.key("default", f"c{i}"), claim(f"c{i}", [gpu(i)]))
+        await eventually(lambda i=i: releaser.released.get(names[i]) == "allocated")
+        released.add(names[i])
+        assert set(releaser.released) == released
+    assert len(replica.service.held()) == 27
+
+
+async def test_a_failed_release_is_tried_again(replica: Replica) -> None:
+    registry = replica.service.releaser.registry
+    delete = registry.delete
+    failures = [StorageUnavailableError("the store is away")]
+
+    async def failing_once(*args: Any, **kwargs: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return await delete(*args, **kwargs)
+
+    registry.delete = failing_once  # type: ignore[method-assign]
+    reservation = await replica.service.reserve(
+        "node-1", [gpu(0)], [ClaimRef("default", "train", "uid-train")], 300
+    )
+    name = str(reservation.metadata.name)
+    await replica.store.create(CLAIMS.key("default", "train"), claim("train", [gpu(0)]))
+    await eventually(lambda: replica.service.releaser.released.get(name) == "allocated")
+    assert failures == []
 
 
 async def test_fifty_reservations_for_the_last_ten_devices(replica: Replica) -> None:
