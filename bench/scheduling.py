@@ -59,9 +59,11 @@ STATES = {"empty": 0, "half full": 5, "nearly full": 9}
 """Devices allocated per node in each steady state."""
 STATES_AT = {500: tuple(STATES), 100: ("half full",), 2000: ("half full",)}
 PODS = 80
-ONE_AT_A_TIME = 30
-"""Pods per row scheduled one at a time after the concurrent run (the first 10 warm up)."""
 """Pods placed per size and state (throughput; the per-pod figures are their medians)."""
+ONE_AT_A_TIME = 30
+"""Pods per row scheduled one at a time after the concurrent run."""
+WARM_UP = 10
+"""Of those, the first ones, left out of the figures."""
 TIES = random.Random(5000)
 """Breaks ties between best-scoring nodes (see ``_choose``)."""
 REVIEW_SIZES = (500, 5000)
@@ -328,7 +330,7 @@ async def _one_at_a_time(
     api: httpx.AsyncClient, shim: KubeClient, windows: Windows, tag: str
 ) -> list[PodTimes]:
     """Each pod filtered, prioritized and bound before the next: the calls' cost with no
-    other pod's work in the processes (the first 10 warm up and are left out)."""
+    other pod's work in the processes (the first ``WARM_UP`` are left out)."""
     names = [f"{tag}-{i:03d}" for i in range(ONE_AT_A_TIME)]
     out = []
     for pod in (await _pods(api, names)).values():
@@ -338,7 +340,7 @@ async def _one_at_a_time(
         error, times.bind = await _bind(shim, pod, node)
         if not error:
             out.append(times)
-    return out[10:]
+    return out[WARM_UP:]
 
 
 async def _size(
@@ -546,7 +548,8 @@ def _b(p: PodTimes) -> Call | None:
 def _one_at_a_time_table(states: list[StateOutcome]) -> list[str]:
     lines = [
         "",
-        f"One pod at a time ({ONE_AT_A_TIME - 10} pods after 10 to warm up, each bound before"
+        f"One pod at a time ({ONE_AT_A_TIME - WARM_UP} pods after {WARM_UP} to warm up, each"
+        " bound before"
         " the next is filtered: no other pod's work in the processes), p50 of each call; the"
         " scheduling cycle's ceiling is the pods/s kube-scheduler's cycles allow however cheap"
         " binds get (1 / (filter + prioritize)), and the same sum under the load of the"
