@@ -12,13 +12,14 @@ import asyncio
 import random
 from typing import Any
 
+import orjson
 import pytest
 
 from apiserver.allocator import Allocator, NodeResult, SharedCaches, parse_claim
 from apiserver.allocator.claims import Claim
 from apiserver.api.resource import DeviceID
 from apiserver.pools import Node, Pools, PoolState
-from apiserver.server.allocation import _node_answer
+from apiserver.server.allocation import _Answer, _node_answer
 from tests.unit.allocator.check import answer
 from tests.unit.builders import pools_of, slice_obj
 
@@ -112,8 +113,10 @@ def test_replayed_answers_equal_an_allocator_without_caches(seed: int) -> None:
         scratch = Allocator(Pools(pools.states.values()), CLASSES, reserved=reserved, caches=False)
         expected = asyncio.run(scratch.review(claims, NODES))
         assert [answer(r) for r in results] == [answer(r) for r in expected]
-        # And as the server answers them (its entries kept with the answers they replay).
-        assert [_node_answer(r) for r in results] == [_node_answer(r) for r in expected]
+        # And as the server answers them (its entries kept, encoded, with the answers they
+        # replay), read back.
+        served = orjson.loads(orjson.dumps(_Answer(set(), []).of(results)))
+        assert served == [_node_answer(r) for r in expected]
         replayed += kept.greedy.replayed
         # Asked without outcomes (a scores-only caller): the same feasibility, scores and
         # reasons.
