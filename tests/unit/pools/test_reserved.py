@@ -67,14 +67,14 @@ async def test_each_lapse_is_told_in_turn_whatever_order_they_came_in() -> None:
     held = HeldReservations(source)
     told: list[set[PoolKey]] = []
     held.on_change(told.append)
-    source.put(reservation_obj("late", "n1", "g0", expires=_at(3.5)))
+    source.put(reservation_obj("late", "n1", "g0", expires=_at(6.5)))  # seconds after soon
     source.put(reservation_obj("gone", "n3", "g0", expires=_at(0.5)))
     source.put(reservation_obj("soon", "n2", "g0", expires=_at(1.5)))
     source.remove("gone")
     told.clear()
     await eventually(lambda: (DRIVER, "n2") in set().union(*told), "the first lapse", timeout=10)
     assert held.held() == {DeviceID(DRIVER, "n1", "g0")}
-    await eventually(lambda: (DRIVER, "n1") in set().union(*told), "the second", timeout=10)
+    await eventually(lambda: (DRIVER, "n1") in set().union(*told), "the second", timeout=15)
     assert held.held() == set()
     held.close()
 
