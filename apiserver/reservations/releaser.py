@@ -75,8 +75,6 @@ class ReservationReleaser:
         self._wakeup = asyncio.Event()
         self._for_claim: dict[str, set[str]] = {}
         """Claim key (``namespace/name``) -> the reservations made for that claim."""
-        self._claims_of: dict[str, list[str]] = {}
-        """Reservation name -> its claims' keys (what ``_for_claim`` lists it under)."""
         self._expiries: list[tuple[datetime, str]] = []
         """(expiration, reservation name), a heap; an entry whose reservation is gone or
         has another expiration by now is dropped when it comes up."""
@@ -91,7 +89,7 @@ class ReservationReleaser:
 
     def _reservation_changed(self, event: SourceEvent) -> None:
         name = event.key
-        for key in self._claims_of.pop(name, ()):
+        for key in _claim_keys(event.old):  # the state it was indexed under
             named = self._for_claim.get(key)
             if named is not None:
                 named.discard(name)
@@ -99,12 +97,7 @@ class ReservationReleaser:
                     del self._for_claim[key]
         if event.type is EventType.DELETED:
             return
-        keys = [
-            f"{c.get('namespace')}/{c.get('name')}"
-            for c in (event.obj.get("spec") or {}).get("claims") or []
-        ]
-        self._claims_of[name] = keys
-        for key in keys:
+        for key in _claim_keys(event.obj):
             self._for_claim.setdefault(key, set()).add(name)
         at = expiration(event.obj)
         if at is not None:
@@ -197,6 +190,12 @@ class ReservationReleaser:
     def _failed(self, name: str, exc: Exception) -> None:
         log.warning("releasing devicereservation %s failed, will retry: %s", name, exc)
         self._queue.add(name)  # worked again once its interval has passed
+
+
+def _claim_keys(obj: dict[str, Any] | None) -> list[str]:
+    """``namespace/name`` of each claim a reservation is for (the claim source's keys)."""
+    claims = ((obj or {}).get("spec") or {}).get("claims") or []
+    return [f"{c.get('namespace')}/{c.get('name')}" for c in claims]
 
 
 async def delete_reservation(registry: Registry, obj: dict[str, Any]) -> bool:
