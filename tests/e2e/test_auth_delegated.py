@@ -279,7 +279,8 @@ def test_front_proxy_names_the_user_groups_and_extra(
     # bob is a reader only through gpu-users: the review carried the proxy's groups.
     response = call(aggregated, SLICES, proxy, FRONT_PROXY_HEADERS)
     assert response.status_code == 200, response.text
-    assert len(kube.reviews("subjectaccessreviews")) > reviews
+    # The kube-apiserver logs its answer once it is sent: wait for the line.
+    wait_for(lambda: len(kube.reviews("subjectaccessreviews")) > reviews, "bob's review")
     line = _line_of(aggregated, "bob")
     assert line["user"]["groups"] == ["developers", "gpu-users", "system:authenticated"]
     assert line["user"]["extra"] == {"scopes": ["view", "edit"], "example.com/team": ["dra"]}
