@@ -140,6 +140,7 @@ class Allocator:
         budget: ReviewBudget | None = None,
         *,
         outcomes: bool = True,
+        shared: bool = False,
     ) -> list[NodeResult]:
         """The claims on each node, yielding to the event loop between chunks of the search
         and between nodes. One budget serves every node (``budget``, by default this
@@ -148,7 +149,10 @@ class Allocator:
         greedy path's kept answer for claims of this shape stands are answered from it, a
         chunk of nodes at a time (``Greedy.replay_all``); with ``outcomes=False`` (a caller
         that reads feasibility, score and reasons only) those answers come without the
-        claims' outcomes. Cancelling the calling task stops the search at its next pause."""
+        claims' outcomes, and with ``shared`` (a caller that reads allocation results and
+        devices, not which claims they are for) shared with other reviews of claims that
+        have the same request names and configurations. Cancelling the calling task stops
+        the search at its next pause."""
         budget = budget if budget is not None else ReviewBudget(self.budget)
         out: list[NodeResult] = []
         paused = time.perf_counter()
@@ -162,7 +166,7 @@ class Allocator:
                         await asyncio.sleep(0)
                         paused = time.perf_counter()
                     chunk = nodes[i : i + REPLAY_CHUNK]
-                    replayed = self.greedy.replay_all(claims, chunk, shape, outcomes)
+                    replayed = self.greedy.replay_all(claims, chunk, shape, outcomes, shared=shared)
                 done = replayed[i % REPLAY_CHUNK]
                 if done is not None:
                     out.append(done)

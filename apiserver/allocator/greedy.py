@@ -56,6 +56,9 @@ class Answered:
     bare: NodeResult | None = None
     """The feasible answer without the claims' outcomes (see ``replay_all``), shared by
     every review that asks for no outcomes."""
+    shared: dict[Any, NodeResult] = field(default_factory=dict)
+    """The feasible answer with outcomes, per the claims' request names and configurations,
+    shared by every review that reads no more of them (see ``replay_all``)."""
     results: dict[Any, Any] = field(default_factory=dict)
     """What is made from these picks and kept while the answer stands, shared by every
     review that reads it: each claim's allocation result (by its position and
@@ -207,19 +210,30 @@ class Greedy:
         )
 
     def replay_all(
-        self, claims: Sequence[Claim], nodes: Sequence[Node], shape: int, outcomes: bool = True
+        self,
+        claims: Sequence[Claim],
+        nodes: Sequence[Node],
+        shape: int,
+        outcomes: bool = True,
+        *,
+        shared: bool = False,
     ) -> list[NodeResult | None]:
         """Per node, its kept feasible answer for claims of ``shape`` where it stands, else
         None (for ``answer``): what ``answer`` would say, in the loop a review over
         thousands of nodes spends most of its time in, kept tight. ``outcomes=False``: the
         caller reads feasibility and score only, and gets the kept answer without the
-        claims' outcomes (``claims`` empty), one object shared by every such review."""
+        claims' outcomes (``claims`` empty), one object shared by every such review.
+        ``shared``: the caller reads of the outcomes only what the claims' request names
+        and configurations decide (allocation results, devices), not which claims they
+        are; it gets one result per kept answer and such names and configurations, shared
+        by every such review, whose outcomes name the claims of the review that made it."""
         kept = self.answered.get(shape)
         if not kept or not self.planner.caches:
             return [None] * len(nodes)
         now = self.planner.pools.states
         touched = self.ledger.touched
         keys = _result_keys(claims) if outcomes else None
+        share = outcomes and shared
         out: list[NodeResult | None] = []
         replayed = 0  # counted here: ``out.count(None)`` compares each result with None
         for node in nodes:
@@ -239,6 +253,12 @@ class Greedy:
             replayed += 1
             if not outcomes and known.bare is not None:
                 out.append(known.bare)
+                continue
+            if share:
+                result = known.shared.get(keys)
+                if result is None:
+                    result = known.shared[keys] = self._feasible(claims, node.name, known, keys)
+                out.append(result)
                 continue
             out.append(self._feasible(claims, node.name, known, keys))
         self.replayed += replayed

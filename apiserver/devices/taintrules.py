@@ -16,6 +16,7 @@ belong to the cluster.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from ..sources import Handler, Source, SourceEvent
@@ -108,6 +109,9 @@ class PatchesAndRules:
             rule = self.rules.get(key.removeprefix(RULE_PREFIX))
             return rule_as_patch(rule) if rule is not None else None
         return self.patches.get(key)
+
+    def lookup(self) -> Callable[[str], JSON | None]:
+        return self.get
 
     def items(self) -> list[JSON]:
         return [*self.patches.items(), *(rule_as_patch(r) for r in self.rules.items())]

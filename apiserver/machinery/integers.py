@@ -5,14 +5,15 @@ Decoders hand the rest over as ``Overflow`` markers (YAML and exact JSON parsing
 integer beyond 64 bits as a float (silently) and one between ``2**63`` and ``2**64`` as an
 int; ``check_json`` therefore parses a body again exactly, with the standard library, when
 it holds a run of 19 or more digits (the shortest that can leave the range), so ordinary
-bodies cost one regular-expression scan. Protobuf bodies cannot carry more than 64 bits
+bodies cost one scan: the body with every digit made ``0`` and every other byte a space,
+searched for 19 zeros (ten times faster than a regular expression, which tried a match at
+every digit of a review's thousands of node names). Protobuf bodies cannot carry more than 64 bits
 (``protowire`` refuses longer varints).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from . import errors
@@ -20,7 +21,8 @@ from . import errors
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 
-_LONG_DIGITS = re.compile(rb"[0-9]{19,}")
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"0" * 19
 _SHOWN_DIGITS = 24
 
 
@@ -87,7 +89,7 @@ def check_value(value: Any, what: str = "the request body") -> None:
 def check_json(body: bytes, what: str = "the request body") -> None:
     """400 if the JSON ``body`` (already known to parse) holds an integer outside
     ``int64``, naming its field."""
-    if _LONG_DIGITS.search(body) is None:
+    if _LONG_RUN not in body.translate(_DIGITS_AS_ZEROS):
         return
     try:
         exact = json.loads(body, parse_int=parse_int)

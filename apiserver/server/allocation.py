@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import time
@@ -85,6 +86,8 @@ MAX_KNOWN_NODES = 100_000
 RESERVE_ROUNDS = 32
 """Searches one reserving review may make: each follows a lost race (a device another
 replica took, excluded from then on) or a wait for pending reserves here to settle."""
+SCORED_ENTRIES = 32_768
+"""Scores-only entries kept encoded (``_scored``): a few scores for each of the nodes."""
 
 
 @dataclass
@@ -138,7 +141,7 @@ class AllocationService:
             # is answered: collections every 700 of them took a quarter of its time.
             with collector_paused():
                 results = await self._search(
-                    claims, nodes, set(), budget, outcomes=answer.allocations
+                    claims, nodes, set(), budget, outcomes=answer.allocations, for_answer=True
                 )
                 answered = answer.of(results)
                 del results  # freed before the collector is back, so it never walks them
@@ -153,9 +156,12 @@ class AllocationService:
         budget: ReviewBudget,
         *,
         outcomes: bool = True,
+        for_answer: bool = False,
     ) -> list[NodeResult]:
         """Every node's answer, best first, over the pools with ``taken`` held too (and
-        every device reservations hold, which the snapshot counts)."""
+        every device reservations hold, which the snapshot counts). ``for_answer``: the
+        results are only encoded into an answer, so kept answers' outcomes may be shared
+        with other reviews' (``Allocator.review``)."""
         pools, classes = self._pools(), self._classes()
         allocator = Allocator(pools, classes, reserved=taken)
         # Candidates, selector results and groups survive while devices and classes do.
@@ -164,7 +170,7 @@ class AllocationService:
             self._frozen_at = 0
         self._shared = shared
         shared.attach(allocator)
-        found = await allocator.review(claims, nodes, budget, outcomes=outcomes)
+        found = await allocator.review(claims, nodes, budget, outcomes=outcomes, shared=for_answer)
         results = _best_first(found)
         self._freeze_new_caches(shared)
         return results
@@ -308,7 +314,7 @@ class AllocationService:
             objects = source.items()
             return [self._node(str(o["metadata"]["name"]), o) for o in objects], set()
         out, unknown = [], set()
-        get, known = source.get, self._known  # up to 5,000 names: the loop kept tight
+        get, known = source.lookup(), self._known  # up to 5,000 names: the loop kept tight
         for name in names:
             obj = get(name)
             if obj is None:
@@ -393,9 +399,7 @@ class _Answer:
         """Each node's entry: dicts, and (with allocations) encoded ones (``_entry``)."""
         if not self.allocations:  # a feasible node's entry made inline: thousands of them
             return [
-                {"nodeName": r.node, "feasible": True, "score": r.score}
-                if r.feasible
-                else _node_answer(r, r.node in self.unknown)
+                _scored(r.node, r.score) if r.feasible else _node_answer(r, r.node in self.unknown)
                 for r in results
             ]
         return [_entry(r, r.node in self.unknown) for r in results]
@@ -439,6 +443,14 @@ def _entry(result: NodeResult, unknown: bool) -> dict[str, Any] | orjson.Fragmen
             found = result.kept[key] = orjson.Fragment(orjson.dumps(_node_answer(result)))
         return cast(orjson.Fragment, found)
     return _node_answer(result, unknown)
+
+
+@functools.lru_cache(maxsize=SCORED_ENTRIES)
+def _scored(node: str, score: int) -> orjson.Fragment:
+    """A feasible node's entry without allocations, encoded: a scores-only review over
+    thousands of nodes gives the same few entries again and again, and its dicts, made
+    anew, were walked by the cyclic collector as soon as the review let it run again."""
+    return orjson.Fragment(orjson.dumps({"nodeName": node, "feasible": True, "score": score}))
 
 
 def _with_allocations(answer: dict[str, Any], result: NodeResult) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from ..storage import EventType
 from ..tasks import BackgroundTask
@@ -118,6 +119,9 @@ class Informer:
 
     def get(self, key: str) -> JSON | None:
         return self.cache.get(key)
+
+    def lookup(self) -> Callable[[str], JSON | None]:
+        return self.cache.objects.get
 
     def items(self) -> list[JSON]:
         return list(self.cache.objects.values())

@@ -70,6 +70,11 @@ class Source(Protocol):
         """The cached object under ``key`` (``name``, or ``namespace/name``)."""
         ...
 
+    def lookup(self) -> Callable[[str], JSON | None]:
+        """``get`` without the calls in between, for a loop over thousands of keys; it
+        reads the cache as it is until the next event is applied."""
+        ...
+
     def items(self) -> list[JSON]: ...
 
 

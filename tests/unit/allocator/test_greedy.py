@@ -2,7 +2,8 @@
 random sequences of allocations changing one pool at a time, devices reserved by the review,
 and claims of a few shapes under fresh names, a review that replays kept answers says exactly
 what an allocator without caches says (feasibility, score, allocations, reasons, and the
-server's entry for each node), and one asked without the claims' outcomes the same
+server's entry for each node), one asked for an answer only (results shared between
+reviews) the same entries, and one asked without the claims' outcomes the same
 feasibility, scores and reasons; after one pool changes, only the nodes reaching it are
 answered anew."""
 
@@ -118,6 +119,13 @@ def test_replayed_answers_equal_an_allocator_without_caches(seed: int) -> None:
         served = orjson.loads(orjson.dumps(_Answer(set(), []).of(results)))
         assert served == [_node_answer(r) for r in expected]
         replayed += kept.greedy.replayed
+        # Asked for an answer only (``shared``, as the server's plain reviews ask): results
+        # shared with earlier reviews' give the same entries.
+        answering = Allocator(pools, CLASSES, reserved=reserved)
+        shared.attach(answering)
+        only = asyncio.run(answering.review(claims, NODES, shared=True))
+        served = orjson.loads(orjson.dumps(_Answer(set(), []).of(only)))
+        assert served == [_node_answer(r) for r in expected]
         # Asked without outcomes (a scores-only caller): the same feasibility, scores and
         # reasons.
         bare = Allocator(pools, CLASSES, reserved=reserved)
@@ -175,3 +183,28 @@ def test_a_kept_answer_makes_each_claim_s_allocation_result_once() -> None:
         results = three.claims[0].allocation["devices"]["results"]
         assert [r["request"] for r in results] == ["other"]
         assert results[0]["device"] == one.claims[0].allocation["devices"]["results"][0]["device"]
+
+
+def test_results_for_an_answer_only_are_shared_by_claims_with_the_same_request_names() -> None:
+    """Reviews asking for an answer only (``shared``) get one result per node's kept answer
+    and request names, whatever the claims are called; another request name gets its own,
+    with the same devices."""
+    pools = _pools()
+    shared = SharedCaches.for_inputs(None, pools, CLASSES)
+
+    def review(name: str, request: str) -> list[NodeResult]:
+        allocator = Allocator(pools, CLASSES)
+        shared.attach(allocator)
+        claim = parse_claim(name, {"devices": {"requests": [_request(request, 1)]}})
+        return asyncio.run(allocator.review([claim], NODES, shared=True))
+
+    made = review("ns/a", "gpu")  # answered anew: kept for the reviews below
+    first = review("ns/b", "gpu")
+    second = review("ns/c", "gpu")
+    renamed = review("ns/d", "other")
+    for fresh, one, two, three in zip(made, first, second, renamed, strict=True):
+        assert one is two
+        assert one is not fresh
+        assert three is not one
+        assert one.devices == two.devices == three.devices == fresh.devices
+        assert [r["request"] for r in three.claims[0].allocation["devices"]["results"]] == ["other"]
