@@ -17,6 +17,9 @@ kube-scheduler passes them to an extender: ``percentageOfNodesToScore``'s defaul
   handed straight to aiohttp's transport).
 * per pod (p50): each call's time and the bytes of its request and answer, and the bytes of
   the review the shim asks per node in each answer mode.
+* one pod at a time: each call's time with no other pod in flight (the scheduling cycle's
+  ceiling), and the CPU each process spends on a pod's filter and prioritize and on its
+  bind, with the most pods/s the machine's cores allow at that cost.
 * one review p50 over HTTPS at 500 and 5,000 nodes x 10 half full, over every node.
 * the fitted slopes (least squares) of a pod's cost against the nodes passed and against
   the devices allocated.
@@ -36,10 +39,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import orjson
@@ -64,11 +67,17 @@ ONE_AT_A_TIME = 30
 """Pods per row scheduled one at a time after the concurrent run."""
 WARM_UP = 10
 """Of those, the first ones, left out of the figures."""
+SETTLE = 0.05
+"""After each call of a pod scheduled one at a time, the wait before the processes' CPU is
+read again: what the call set off in the background (a release, the pool views) counts as
+its own. The same wait with nothing in flight, before each pod, is what they spend idle."""
+HARNESS = "this process"
 TIES = random.Random(5000)
 """Breaks ties between best-scoring nodes (see ``_choose``)."""
 REVIEW_SIZES = (500, 5000)
 REVIEW_ROUNDS = 15
 AFTER_WRITE = "Scores, after a bind's write"
+T = TypeVar("T")
 
 
 def nodes_to_score(nodes: int) -> int:
@@ -140,6 +149,56 @@ class PodTimes:
 
 
 @dataclass
+class PodCPU:
+    """CPU seconds each process spent on one pod scheduled alone, less what it spends idle
+    as long: on the pod's filter and prioritize, and on its bind."""
+
+    choose: dict[str, float]
+    bind: dict[str, float]
+
+
+class Clocks:
+    """CPU seconds each process of a run has used so far, every thread counted: the server,
+    the shim and this process (kube-scheduler's stand-in). Read from ``/proc`` (Linux)."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+
+    @staticmethod
+    def available() -> bool:
+        return Path("/proc/self/schedstat").exists()
+
+    def read(self) -> dict[str, float]:
+        used = {name: _cpu_seconds(pid) for name, pid in self.pids.items()}
+        used[HARNESS] = time.process_time()
+        return used
+
+
+def _cpu_seconds(pid: int) -> float:
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:  # schedstat's first field: nanoseconds on a CPU
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
+
+
+async def _spent(clocks: Clocks | None, work: Awaitable[T]) -> tuple[T, dict[str, float]]:
+    """``work``'s result and the CPU each process used on it and in the ``SETTLE`` after
+    (nothing without ``clocks``)."""
+    before = clocks.read() if clocks is not None else {}
+    done = await work
+    await asyncio.sleep(SETTLE)
+    after = clocks.read() if clocks is not None else {}
+    return done, {name: after[name] - before[name] for name in before}
+
+
+def _less(used: dict[str, float], idle: dict[str, float]) -> dict[str, float]:
+    return {name: used[name] - idle[name] for name in used}
+
+
+@dataclass
 class StateOutcome:
     nodes: int
     state: str
@@ -161,6 +220,8 @@ class StateOutcome:
     allocations_bytes: int = 0
     alone: list[PodTimes] = field(default_factory=list)
     """Pods scheduled one at a time, each bound before the next is filtered."""
+    alone_cpu: list[PodCPU] = field(default_factory=list)
+    """What each process spent on each of them (none where ``/proc`` cannot tell)."""
 
     @property
     def pods_per_second(self) -> float:
@@ -201,6 +262,8 @@ class Measured:
 
     api: KubeClient
     shim: KubeClient
+    clocks: Clocks | None = None
+    """The processes' CPU clocks, where they can be read."""
 
 
 async def _call(client: KubeClient, path: str, body: JSON) -> tuple[Any, Call]:
@@ -322,25 +385,31 @@ async def _state(
                 outcome.bound += 1
                 outcome.pods.append(times)
     outcome.bound_seconds = time.perf_counter() - began
-    outcome.alone = await _one_at_a_time(api, shim, windows, f"{tag}-one")
+    outcome.alone, outcome.alone_cpu = await _one_at_a_time(
+        api, shim, windows, f"{tag}-one", measured.clocks
+    )
     return outcome
 
 
 async def _one_at_a_time(
-    api: httpx.AsyncClient, shim: KubeClient, windows: Windows, tag: str
-) -> list[PodTimes]:
+    api: httpx.AsyncClient, shim: KubeClient, windows: Windows, tag: str, clocks: Clocks | None
+) -> tuple[list[PodTimes], list[PodCPU]]:
     """Each pod filtered, prioritized and bound before the next: the calls' cost with no
-    other pod's work in the processes (the first ``WARM_UP`` are left out)."""
+    other pod's work in the processes, and (``clocks``) the CPU each process spent on them;
+    the first ``WARM_UP`` pods are left out."""
     names = [f"{tag}-{i:03d}" for i in range(ONE_AT_A_TIME)]
-    out = []
+    out, cpu = [], []
     for pod in (await _pods(api, names)).values():
-        node, times = await _choose(shim, pod, windows.next())
+        _, idle = await _spent(clocks, asyncio.sleep(0))
+        (node, times), choose = await _spent(clocks, _choose(shim, pod, windows.next()))
         if node is None:
             continue
-        error, times.bind = await _bind(shim, pod, node)
+        (error, times.bind), bind = await _spent(clocks, _bind(shim, pod, node))
         if not error:
             out.append(times)
-    return out[WARM_UP:]
+            if clocks is not None:
+                cpu.append(PodCPU(_less(choose, idle), _less(bind, idle)))
+    return out[WARM_UP:], cpu[WARM_UP:]
 
 
 async def _size(
@@ -356,7 +425,9 @@ async def _size(
             timeout=300,
         ) as shim,
     ):
-        measured = Measured(reviews, shim)
+        pids = {"server": server.pid, "shim": shim_target.process.pid}
+        clocks = Clocks(pids) if Clocks.available() else None
+        measured = Measured(reviews, shim, clocks)
         await _create(api, _cluster(nodes))
         out = []
         sampled: list[Sampled] = []
@@ -367,7 +438,6 @@ async def _size(
             tag = state.split()[0]
             out.append(await _state(api, measured, nodes, state, held * nodes, f"p{nodes}-{tag}"))
             if nodes == 500 and state == "half full":
-                pids = {"server": server.pid, "shim": shim_target.process.pid}
                 _, sampled = await _profiled(api, measured, pids, server.workdir)
     return out, sampled
 
@@ -572,6 +642,43 @@ def _one_at_a_time_table(states: list[StateOutcome]) -> list[str]:
     return lines
 
 
+def _mean_cpu(s: StateOutcome, part: str, process: str) -> float:
+    return statistics.fmean(getattr(c, part)[process] for c in s.alone_cpu)
+
+
+def _cpu_table(states: list[StateOutcome]) -> list[str]:
+    measured = [s for s in states if s.alone_cpu]
+    if not measured:
+        return []
+    cores = os.cpu_count() or 1
+    processes = ("server", "shim", HARNESS)
+    lines = [
+        "",
+        "CPU per pod, the same pods one at a time (mean; each call's and what it set off in"
+        f" the {SETTLE * 1000:.0f} ms after it, less what the process spends idle in as long):"
+        " filter and prioritize, then bind, per process; and the most pods/s the machine's"
+        f" {cores} cores allow at that cost, every core busy with nothing else, with this"
+        " process (kube-scheduler's stand-in, on other machines in a cluster) and without it:",
+        "",
+        "| nodes | state | server | shim | this process | total | ceiling, all three"
+        " | ceiling, server and shim |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in measured:
+        cells, total, ours = [], 0.0, 0.0
+        for process in processes:
+            choose, bind = _mean_cpu(s, "choose", process), _mean_cpu(s, "bind", process)
+            cells.append(f"{_ms(choose)} + {_ms(bind)}")
+            total += choose + bind
+            ours += choose + bind if process != HARNESS else 0.0
+        lines.append(
+            f"| {s.nodes} | {s.state} | {' | '.join(cells)} | {_ms(total)}"
+            f" | {cores / total if total > 0 else 0.0:,.1f} pods/s"
+            f" | {cores / ours if ours > 0 else 0.0:,.1f} pods/s |"
+        )
+    return lines
+
+
 def render(outcome: Outcome, date: str) -> str:
     lines = [
         "## Scheduling at scheduler_perf's shapes: pods/s through the extender",
@@ -625,6 +732,7 @@ def render(outcome: Outcome, date: str) -> str:
             f" {s.allocations_bytes // s.passed} B |"
         )
     lines += _one_at_a_time_table(outcome.states)
+    lines += _cpu_table(outcome.states)
     half = [s for s in outcome.states if s.state == "half full"]
     at500 = [s for s in outcome.states if s.nodes == 500]
     by_nodes = slope([(s.passed, _per_pod(s) * 1000) for s in half])
