@@ -18,6 +18,8 @@ from .fieldmanager import SchemaNode
 def canonicalize_quantities(value: Any, node: SchemaNode) -> Any:
     """``value`` with every quantity the schema places in it in canonical form (dicts and
     lists are changed in place); a value that is not a quantity is left to validation."""
+    if not node.quantities:
+        return value
     if node.quantity:
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             try:

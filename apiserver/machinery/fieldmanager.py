@@ -60,6 +60,13 @@ class SchemaNode:
     keys: tuple[str, ...] = ()
     quantity: bool = False
     """A scalar that is a resource quantity (written in its canonical form)."""
+    quantities: bool = False
+    """Whether a quantity is here or anywhere below: where none is, a walk looking for them
+    stops."""
+
+    def __post_init__(self) -> None:
+        below = [*self.fields.values(), *([self.elem] if self.elem is not None else [])]
+        self.quantities = self.quantity or any(child.quantities for child in below)
 
     def child(self, name: str) -> SchemaNode:
         if self.kind == "struct":
