@@ -7,6 +7,7 @@ kubectl asks for ``as=Table``, client-go's metadata client for
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import Enum
 
@@ -44,8 +45,10 @@ _JSON_TYPES = ("application/json", "application/*", "*/*")
 _META_VERSIONS = ("v1", "v1beta1")
 
 
+@functools.lru_cache(maxsize=256)
 def negotiate(header: str | None, *, collection: bool, watch: bool = False) -> Shape:
-    """The representation to answer with. ``collection`` for list and watch requests."""
+    """The representation to answer with. ``collection`` for list and watch requests.
+    Worked out once per Accept header (clients send the same few with every request)."""
     ranges = parse_accept(header or "") or [MediaRange("application/json", {})]
     for media in ranges:
         if media.type not in _JSON_TYPES:
