@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -163,18 +164,25 @@ def test_a_changed_pool_recomputes_only_its_nodes() -> None:
     assert results["n1"].claims[0].allocation == before["n1"].claims[0].allocation
 
 
-def test_a_kept_answer_makes_each_claim_s_allocation_result_once() -> None:
-    """Claims of one shape with the same request names and configuration share the result
-    made for a node's kept answer; another request name gets a result naming it."""
+def _reviewer(*, shared: bool = False) -> Callable[[str, str], list[NodeResult]]:
+    """Reviews of one one-device claim over the same pools, each by an allocator of its
+    own over caches they all share: ``review(claim name, request name)``."""
     pools = _pools()
-    shared = SharedCaches.for_inputs(None, pools, CLASSES)
+    caches = SharedCaches.for_inputs(None, pools, CLASSES)
 
     def review(name: str, request: str) -> list[NodeResult]:
         allocator = Allocator(pools, CLASSES)
-        shared.attach(allocator)
+        caches.attach(allocator)
         claim = parse_claim(name, {"devices": {"requests": [_request(request, 1)]}})
-        return asyncio.run(allocator.review([claim], NODES))
+        return asyncio.run(allocator.review([claim], NODES, shared=shared))
 
+    return review
+
+
+def test_a_kept_answer_makes_each_claim_s_allocation_result_once() -> None:
+    """Claims of one shape with the same request names and configuration share the result
+    made for a node's kept answer; another request name gets a result naming it."""
+    review = _reviewer()
     first = review("ns/a", "gpu")
     second = review("ns/b", "gpu")
     renamed = review("ns/c", "other")
@@ -189,15 +197,7 @@ def test_results_for_an_answer_only_are_shared_by_claims_with_the_same_request_n
     """Reviews asking for an answer only (``shared``) get one result per node's kept answer
     and request names, whatever the claims are called; another request name gets its own,
     with the same devices."""
-    pools = _pools()
-    shared = SharedCaches.for_inputs(None, pools, CLASSES)
-
-    def review(name: str, request: str) -> list[NodeResult]:
-        allocator = Allocator(pools, CLASSES)
-        shared.attach(allocator)
-        claim = parse_claim(name, {"devices": {"requests": [_request(request, 1)]}})
-        return asyncio.run(allocator.review([claim], NODES, shared=True))
-
+    review = _reviewer(shared=True)
     made = review("ns/a", "gpu")  # answered anew: kept for the reviews below
     first = review("ns/b", "gpu")
     second = review("ns/c", "gpu")
