@@ -147,12 +147,9 @@ class Allocator:
         allocator's ``Budget`` for the whole call): each node's search gets a share, and
         once it is spent the remaining nodes are answered "not searched". Nodes where the
         greedy path's kept answer for claims of this shape stands are answered from it, a
-        chunk of nodes at a time (``Greedy.replay_all``); with ``outcomes=False`` (a caller
-        that reads feasibility, score and reasons only) those answers come without the
-        claims' outcomes, and with ``shared`` (a caller that reads allocation results and
-        devices, not which claims they are for) shared with other reviews of claims that
-        have the same request names and configurations. Cancelling the calling task stops
-        the search at its next pause."""
+        chunk at a time, without the claims' outcomes (``outcomes=False``) or with them
+        shared between reviews (``shared``) as ``Greedy.replay_all`` says. Cancelling the
+        calling task stops the search at its next pause."""
         budget = budget if budget is not None else ReviewBudget(self.budget)
         out: list[NodeResult] = []
         paused = time.perf_counter()
