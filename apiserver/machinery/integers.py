@@ -7,8 +7,8 @@ int; ``check_json`` therefore parses a body again exactly, with the standard lib
 it holds a run of 19 or more digits (the shortest that can leave the range), so ordinary
 bodies cost one scan: the body with every digit made ``0`` and every other byte a space,
 searched for 19 zeros (ten times faster than a regular expression, which tried a match at
-every digit of a review's thousands of node names). Protobuf bodies cannot carry more than 64 bits
-(``protowire`` refuses longer varints).
+every digit of a review's thousands of node names). Protobuf bodies cannot carry more than
+64 bits (``protowire`` refuses longer varints).
 """
 
 from __future__ import annotations

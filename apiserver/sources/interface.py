@@ -71,8 +71,8 @@ class Source(Protocol):
         ...
 
     def lookup(self) -> Callable[[str], JSON | None]:
-        """``get`` without the calls in between, for a loop over thousands of keys; it
-        reads the cache as it is until the next event is applied."""
+        """``get`` as one callable, for a loop over thousands of keys: the calls ``get``
+        makes on its way to the cache cost more than the lookup."""
         ...
 
     def items(self) -> list[JSON]: ...
