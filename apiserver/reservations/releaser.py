@@ -130,8 +130,8 @@ class ReservationReleaser:
         if lapsed(obj, self.held.now()):
             return "expired"
         wanted = set(device_ids(obj))
-        for claim in (obj.get("spec") or {}).get("claims") or []:
-            stored = self.claims.get(f"{claim.get('namespace')}/{claim.get('name')}")
+        for claim in _claims_of(obj):
+            stored = self.claims.get(_claim_key(claim))
             if stored is None:
                 continue
             uid = claim.get("uid")
@@ -192,10 +192,18 @@ class ReservationReleaser:
         self._queue.add(name)  # worked again once its interval has passed
 
 
+def _claims_of(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The claims a reservation is for, as it names them (``spec.claims``)."""
+    return list(((obj or {}).get("spec") or {}).get("claims") or [])
+
+
+def _claim_key(claim: dict[str, Any]) -> str:
+    """A claim a reservation names, as the claim source keys it (``namespace/name``)."""
+    return f"{claim.get('namespace')}/{claim.get('name')}"
+
+
 def _claim_keys(obj: dict[str, Any] | None) -> list[str]:
-    """``namespace/name`` of each claim a reservation is for (the claim source's keys)."""
-    claims = ((obj or {}).get("spec") or {}).get("claims") or []
-    return [f"{c.get('namespace')}/{c.get('name')}" for c in claims]
+    return [_claim_key(c) for c in _claims_of(obj)]
 
 
 async def delete_reservation(registry: Registry, obj: dict[str, Any]) -> bool:

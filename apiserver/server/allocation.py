@@ -450,7 +450,8 @@ def _scored(node: str, score: int) -> orjson.Fragment:
     """A feasible node's entry without allocations, encoded: a scores-only review over
     thousands of nodes gives the same few entries again and again, and its dicts, made
     anew, were walked by the cyclic collector as soon as the review let it run again."""
-    return orjson.Fragment(orjson.dumps({"nodeName": node, "feasible": True, "score": score}))
+    entry = _node_answer(NodeResult(node, True, score), allocations=False)
+    return orjson.Fragment(orjson.dumps(entry))
 
 
 def _with_allocations(answer: dict[str, Any], result: NodeResult) -> dict[str, Any]:
