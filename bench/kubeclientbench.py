@@ -1,7 +1,9 @@
-"""The HTTP stack of the client layer: ``apiserver.kubeclient`` (httpx's interface, its
-JSON calls handed straight to aiohttp's transport) against the same client on httpx's own
-transport (httpcore, TLS through anyio) and kubernetes-asyncio's aiohttp ``ApiClient`` (how
-the sources read a kube-apiserver before), over the real server, in the same run.
+"""The HTTP stack of the client layer: ``apiserver.kubeclient`` (its JSON calls over its own
+wire, kept-alive HTTP/1.1 parsed by httptools; its watches through httpx's interface on
+aiohttp's transport) against the same client with every request on aiohttp's transport
+(what the calls went through before the wire), on httpx's own transport (httpcore, TLS
+through anyio), and kubernetes-asyncio's aiohttp ``ApiClient`` (how the sources read a
+kube-apiserver before), over the real server, in the same run.
 
 One ``python -m apiserver serve`` (SQLite) holds 10,000 ResourceSlices of one device each,
 written after a recorded resourceVersion: 5,000 labelled ``set=a``, 5,000 ``set=b``. Each
@@ -13,11 +15,12 @@ not counted). The kubernetes-asyncio baseline does what its source did: ``call_a
 each line decoded with orjson. The client layer does the same through ``KubeClient.list``,
 ``KubeClient.watch`` and ``KubeClient.get``.
 
-What it decided: httpx's interface (what every caller and the in-process transports of
-their tests use), over aiohttp. httpx's own stack runs TLS in Python through anyio and
-spent about 2 ms of CPU on each small request; a pod through the scheduler shim is five of
-them, the shim's largest cost on a shared machine (bench/RESULTS.md "Scheduling"). A JSON
-call skips httpx's client (URL merging, auth flow, redirects, cookies) on either transport.
+What it decided: httpx's interface for streams and for the in-process transports of tests,
+over aiohttp. httpx's own stack runs TLS in Python through anyio and spent about 2 ms of
+CPU on each small request. Then the calls' own wire: through httpx's request and response
+objects on aiohttp a small call still cost its client more CPU than the server spent
+answering it, and a pod through the scheduler shim is seven calls between the shim and
+the process playing kube-scheduler (bench/RESULTS.md "Scheduling").
 
 ``python -m bench.kubeclientbench`` updates only the ``kubeclient`` section of RESULTS.md.
 """
@@ -35,6 +38,7 @@ from typing import Any
 
 import httpx
 import orjson
+from httpx_aiohttp import AiohttpTransport
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
@@ -48,9 +52,10 @@ from .targets import APIServerTarget
 SECTION = "kubeclient"
 PATH = "/apis/resource.k8s.io/v1/resourceslices"
 LISTED, EVENTS, PAGE, ROUNDS, THREADS, GETS = 5_000, 10_000, 500, 7, 8, 500
-OURS, HTTPX = "kubeclient (aiohttp's transport)", "kubeclient on httpx's own transport"
+OURS, AIOHTTP = "kubeclient (its wire)", "kubeclient on aiohttp's transport"
+HTTPX = "kubeclient on httpx's own transport"
 BASELINE = "kubernetes-asyncio"
-STACKS = (OURS, HTTPX, BASELINE)
+STACKS = (OURS, AIOHTTP, HTTPX, BASELINE)
 ONE = f"{PATH}/bench-00000"
 
 
@@ -196,15 +201,21 @@ async def _measure(server: APIServerTarget, since: str, log: Callable[[str], obj
     await k8s_config.load_kube_config(str(kubeconfig), client_configuration=configuration)
     config = load_kubeconfig(kubeconfig)
     own_stack = httpx.AsyncHTTPTransport(verify=ssl_context(config))
+    on_aiohttp = AiohttpTransport(verify=ssl_context(config))
     figures: dict[str, dict[str, list[float]]] = {
         what: {name: [] for name in STACKS} for what in ("list", "watch", "get")
     }
     async with (
         KubeClient(config, timeout=120) as ours,
+        KubeClient(config, timeout=120, transport=on_aiohttp) as aiohttp_only,
         KubeClient(config, timeout=120, transport=own_stack) as plain,
         k8s.ApiClient(configuration=configuration) as theirs,
     ):
-        stacks: dict[str, Runs] = {OURS: _runs(ours, since), HTTPX: _runs(plain, since)}
+        stacks: dict[str, Runs] = {
+            OURS: _runs(ours, since),
+            AIOHTTP: _runs(aiohttp_only, since),
+            HTTPX: _runs(plain, since),
+        }
         stacks[BASELINE] = (
             lambda: _aiohttp_list(theirs),
             lambda: _aiohttp_watch(theirs, since),
@@ -239,8 +250,8 @@ def run(log: Callable[[str], object] = print) -> Outcome:
 
 def render(outcome: Outcome, date: str) -> str:
     rows = [
-        f"| figure | {OURS} | {HTTPX} | ratio | {BASELINE} | ratio |",
-        "|---|---|---|---|---|---|",
+        f"| figure | {OURS} | {AIOHTTP} | ratio | {HTTPX} | ratio | {BASELINE} | ratio |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for label, figures in (
         (f"list {LISTED:,} objects, pages of {PAGE}: seconds", outcome.list_seconds),
@@ -255,8 +266,8 @@ def render(outcome: Outcome, date: str) -> str:
     )
     return "\n".join(
         [
-            "## Client layer: aiohttp's transport under httpx's interface, against httpx's own"
-            " transport and kubernetes-asyncio",
+            "## Client layer: this client's wire for calls, against aiohttp's transport and"
+            " httpx's own under httpx's interface, and kubernetes-asyncio",
             "",
             f"Run: {date}, on {machine.cpu_model()} ({machine.cores()} cores). One server "
             "(SQLite) holding 10,000 one-device ResourceSlices; per stack and round, a paged "
@@ -274,7 +285,7 @@ def render(outcome: Outcome, date: str) -> str:
 def _row(label: str, figures: dict[str, Figure], shown: Callable[[Figure], str]) -> str:
     mine = figures[OURS]
     cells = [shown(mine)]
-    for other in (HTTPX, BASELINE):
+    for other in (AIOHTTP, HTTPX, BASELINE):
         cells += [shown(figures[other]), report.ratio(mine.median, figures[other].median)]
     return f"| {label} | {' | '.join(cells)} |"
 

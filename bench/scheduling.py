@@ -275,8 +275,7 @@ async def _call(client: KubeClient, path: str, body: JSON) -> tuple[Any, Call]:
         201,
     ):  # a refused call is a broken run, not a pod that fits nowhere
         raise RuntimeError(f"{path}: {answer.status_code} {answer.text[:300]}")
-    sent = len(answer.request.content)
-    return orjson.loads(answer.content), Call(took, sent, len(answer.content))
+    return orjson.loads(answer.content), Call(took, answer.sent, len(answer.content))
 
 
 async def _choose(shim: KubeClient, pod: JSON, nodes: list[str]) -> tuple[str | None, PodTimes]:

@@ -1,15 +1,17 @@
-"""One HTTPS client of a Kubernetes API server (httpx's interface, its requests carried by
-aiohttp: ``transport.network``): JSON calls that raise typed ``Status`` errors, lists read
-page by page, and watches decoded from NDJSON.
+"""One HTTPS client of a Kubernetes API server: JSON calls that raise typed ``Status``
+errors, lists read page by page, and watches decoded from NDJSON.
 
-A JSON call hands its request straight to the transport: httpx's client around it (URL
-merging, the auth flow, redirects, cookies) cost more CPU than aiohttp's whole exchange,
-and a call needs none of it. Answers come uncompressed (no ``Accept-Encoding``): this
-client talks to API servers a hop away, where compressing costs more than it saves.
+A JSON call goes over the wire (``wire``: kept-alive HTTP/1.1 connections, the answer
+parsed by httptools); a watch goes through httpx's client and aiohttp's transport
+(``transport.network``). Given a transport of its own (an in-process app), or behind a
+proxy, every request goes through httpx's client, a call handed straight to the transport:
+the client around it (URL merging, the auth flow, redirects, cookies) costs more CPU than
+the exchange, and a call needs none of it. Answers come uncompressed (no
+``Accept-Encoding``): this client talks to API servers a hop away, where compressing costs
+more than it saves.
 
 A GET, PUT or DELETE whose kept-alive connection the server closed as it went out is sent
-once more (idempotent: a PUT carries its resourceVersion), by aiohttp over the network and
-here on any other transport; a create or a patch never is.
+once more (idempotent: a PUT carries its resourceVersion); a create or a patch never is.
 Objects stay raw JSON, so fields this code does not know survive a read and a write.
 """
 
@@ -27,7 +29,8 @@ from ..toolkit import JSON, MERGE_PATCH
 from .config import ClusterConfig
 from .errors import APIError, Gone, connection_failed, error_of
 from .ndjson import objects
-from .transport import BearerAuth, network, ssl_context
+from .transport import BearerAuth, network, ssl_context, wire
+from .wire import Answer, Closed
 
 PAGE_SIZE = 500
 REPLAYABLE = frozenset({"GET", "PUT", "DELETE"})
@@ -60,6 +63,14 @@ class KubeClient:
         self._auth = BearerAuth(config)
         self._headers = {"Accept": "application/json", "User-Agent": user_agent}
         self._transport = transport if transport is not None else network(config.server, context)
+        self._wire = (
+            wire(config.server, context, self._auth.server_name, timeout)
+            if transport is None
+            else None
+        )
+        """Where calls go, unless a transport was given or a proxy applies: then through
+        httpx's client and the transport."""
+        self._head = "".join(f"{name}: {value}\r\n" for name, value in self._headers.items())
         self._base = config.server.rstrip("/")
         self._timeouts = httpx.Timeout(timeout).as_dict()
         self._urls: dict[str, httpx.URL] = {}
@@ -78,6 +89,8 @@ class KubeClient:
         return self._http
 
     async def aclose(self) -> None:
+        if self._wire is not None:
+            await self._wire.aclose()
         await self._http.aclose()
 
     async def __aenter__(self) -> KubeClient:
@@ -88,20 +101,48 @@ class KubeClient:
 
     async def _send(
         self, method: str, path: str, body: Any, params: dict[str, str] | None, content_type: str
-    ) -> httpx.Response:
+    ) -> Answer:
+        content = orjson.dumps(body) if body is not None else None
+        target = path
+        if params:
+            query = urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
+            target += ("&" if "?" in path else "?") + query
+        try:
+            if self._wire is None:
+                return await self._send_through_httpx(method, target, content, content_type)
+            return await self._send_over_wire(method, target, content, content_type)
+        except (httpx.HTTPError, OSError, TimeoutError) as err:
+            raise connection_failed(f"{method} {path}", err) from err
+
+    async def _send_over_wire(
+        self, method: str, target: str, content: bytes | None, content_type: str
+    ) -> Answer:
+        assert self._wire is not None
+        headers = self._head
+        authorization = self._auth.authorization()
+        if authorization:
+            headers += f"Authorization: {authorization}\r\n"
+        if content is not None:
+            headers += f"Content-Type: {content_type}\r\n"
+        try:
+            return await self._wire.call(method, target, headers, content)
+        except Closed:
+            if method not in REPLAYABLE:
+                raise
+            # A kept-alive connection the server closed as the request went out (its
+            # idle timeout): an idempotent request is safe to send again, once. A PUT
+            # carries its resourceVersion, so a replay of one that was applied is a 409.
+            return await self._wire.call(method, target, headers, content)
+
+    async def _send_through_httpx(
+        self, method: str, target: str, content: bytes | None, content_type: str
+    ) -> Answer:
         headers = dict(self._headers)
         extensions: dict[str, Any] = {"timeout": self._timeouts}
         self._auth.apply(headers, extensions)
-        content = None
-        if body is not None:
-            content = orjson.dumps(body)
+        if content is not None:
             headers["Content-Type"] = content_type
-        url = self._base + path
-        if params:
-            query = urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
-            url += ("&" if "?" in path else "?") + query
-
-        parsed = self._url(url)
+        parsed = self._url(self._base + target)
 
         def request() -> httpx.Request:
             return httpx.Request(
@@ -109,17 +150,12 @@ class KubeClient:
             )
 
         try:
-            try:
-                return await self._exchange(request)
-            except httpx.RemoteProtocolError:
-                if method not in REPLAYABLE:
-                    raise
-                # A kept-alive connection the server closed as the request went out (its
-                # idle timeout): an idempotent request is safe to send again, once. A PUT
-                # carries its resourceVersion, so a replay of one that was applied is a 409.
-                return await self._exchange(request)
-        except httpx.HTTPError as err:
-            raise connection_failed(f"{method} {path}", err) from err
+            answer = await self._exchange(request)
+        except httpx.RemoteProtocolError:
+            if method not in REPLAYABLE:
+                raise
+            answer = await self._exchange(request)  # as on the wire (``_send_over_wire``)
+        return Answer(answer.status_code, answer.content, len(content or b""))
 
     def _url(self, url: str) -> httpx.URL:
         """``url`` parsed, once per URL among the last ``KNOWN_URLS``: a caller asks the same
@@ -151,10 +187,9 @@ class KubeClient:
         *,
         params: dict[str, str] | None = None,
         content_type: str = "application/json",
-    ) -> httpx.Response:
-        """One call, its answer read whole, whatever its status (the request it answers is
-        its ``request``; ``json_body`` decodes it). Only a failure to get an answer raises
-        (``APIError``, code 0)."""
+    ) -> Answer:
+        """One call, its answer read whole, whatever its status (``json_body`` decodes it).
+        Only a failure to get an answer raises (``APIError``, code 0)."""
         return await self._send(method, path, body, params, content_type)
 
     async def _call(
@@ -251,7 +286,7 @@ class KubeClient:
             raise APIError(500, "InvalidResponse", f"watch {path}: a line is not JSON") from err
 
 
-def json_body(answer: httpx.Response) -> Any:
+def json_body(answer: Answer) -> Any:
     """An answer's decoded JSON body; None when it has none or it is not JSON."""
     return _decoded(answer.content)
 

@@ -1,7 +1,8 @@
-"""A ``ClusterConfig`` turned into what httpx needs: the TLS context (the CA to trust, the
-client certificate to present), the request authentication (a bearer token, re-read
-from its file as a projected token rotates; the TLS server name to ask for) and the
-transport that carries requests over the network."""
+"""A ``ClusterConfig`` turned into what the client needs: the TLS context (the CA to trust,
+the client certificate to present), the request authentication (a bearer token, re-read
+from its file as a projected token rotates; the TLS server name to ask for), and what
+carries requests over the network: the wire for calls (``wire``), httpx's transport for
+streams and for anything through a proxy (``network``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import httpx
 from httpx_aiohttp import AiohttpTransport
 
 from .config import ClusterConfig
+from .wire import Wire
 
 TOKEN_REREAD = 60.0
 
@@ -56,13 +58,22 @@ class BearerAuth(httpx.Auth):
             self._read_at = time.monotonic()
         return self.token
 
+    def authorization(self) -> str | None:
+        """The ``Authorization`` header's value, None without a token."""
+        token = self._current()
+        if not token:
+            return None
+        if "\r" in token or "\n" in token:
+            raise ValueError("the bearer token holds a line break")
+        return f"Bearer {token}"
+
     def apply(
         self, headers: MutableMapping[str, str], extensions: MutableMapping[str, Any]
     ) -> None:
         """Put the token in ``headers`` and the server name in ``extensions``."""
-        token = self._current()
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        authorization = self.authorization()
+        if authorization:
+            headers["Authorization"] = authorization
         if self.server_name:
             extensions["sni_hostname"] = self.server_name
 
@@ -84,6 +95,15 @@ def network(url: str, context: ssl.SSLContext | bool) -> httpx.AsyncBaseTranspor
     if proxy:
         return httpx.AsyncHTTPTransport(verify=context, proxy=proxy)
     return AiohttpTransport(verify=context)
+
+
+def wire(url: str, context: ssl.SSLContext, server_name: str | None, timeout: float) -> Wire | None:
+    """Kept-alive connections for the calls to ``url`` whose answers are read whole, or
+    None when the environment names a proxy for it (``network`` then carries them too).
+    ``server_name``: the TLS server name to ask for, when not the URL's host."""
+    if _proxy_for(url):
+        return None
+    return Wire(url, context, server_name=server_name, timeout=timeout)
 
 
 def _proxy_for(url: str) -> str | None:
