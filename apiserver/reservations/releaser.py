@@ -57,8 +57,8 @@ class ReservationReleaser:
         claims: Source,
         registry: Registry,
         *,
-        rate: float = 50.0,
-        burst: int = 100,
+        rate: float,
+        burst: int,
         interval: float = 60.0,
     ) -> None:
         self.held = held

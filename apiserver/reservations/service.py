@@ -9,7 +9,8 @@ naming the device. A lapsed reservation in the way is deleted and the reserve tr
 ``pending`` marks the devices a reserve on this replica is about to take (so that other
 searches here leave them alone until the reserve has won or lost) and checks the per-user
 cap on held reservations: a user with ``max_per_user`` reservations held (and pending) gets
-429 TooManyRequests. The count is this replica's view: every replica's stored reservations
+429 TooManyRequests; a reservation whose claims hold its devices is held no more, however
+long its delete takes. The count is this replica's view: every replica's stored reservations
 plus its own pending ones; two replicas racing may each let one more through.
 """
 
@@ -25,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..api.resource import DeviceReservation
-from ..kinds.devicereservation import DeviceReservationStrategy
+from ..kinds.devicereservation import DeviceReservationStrategy, reserved_by
 from ..machinery import Registry, WriteOptions, errors
 from ..machinery.user import UserInfo
 from ..pools import HeldReservations, lapsed, now_utc
@@ -45,6 +46,11 @@ MAX_PER_USER = 100
 scheduler binding this many pods at the same moment; each lasts seconds (until its claims
 are written) or at most its ``reservationSeconds``."""
 RETRY_AFTER = 1
+RELEASE_RATE = 500.0
+"""Reservations the releaser deletes per second at most (``release_burst`` at once): one
+follows each bind, so this is well above the pods per second a scheduler binds, and only
+a mass expiry (every reserve of an outage lapsing together) meets it."""
+RELEASE_BURST = 500
 
 
 @dataclass(frozen=True)
@@ -72,8 +78,8 @@ class ReservationService:
         claims: Source,
         *,
         now: Callable[[], datetime] = now_utc,
-        release_rate: float = 50.0,
-        release_burst: int = 100,
+        release_rate: float = RELEASE_RATE,
+        release_burst: int = RELEASE_BURST,
         max_per_user: int = MAX_PER_USER,
     ) -> None:
         """``registry``: the DeviceReservation registry (its strategy names the device keys);
@@ -124,7 +130,7 @@ class ReservationService:
         cap and mark in one step (no await), so concurrent reviews on this replica count
         each other. Raises 429 TooManyRequests when ``user`` is at the cap."""
         if self.max_per_user > 0:
-            held = self.devices.count_by(user)
+            held = self._holding(user)
             held += sum(1 for p in self._pending.values() if p.user == user)
             if held >= self.max_per_user:
                 raise errors.too_many_requests(
@@ -140,6 +146,17 @@ class ReservationService:
         finally:
             del self._pending[ticket]
             entry.done.set()
+
+    def _holding(self, user: str) -> int:
+        """How many of ``user``'s reservations still hold devices for a claim: one whose
+        claims hold its devices is only waiting for the releaser, which deletes at its own
+        pace, and counts no more (else a scheduler binding faster than that pace would
+        meet the cap with every claim written)."""
+        return sum(
+            1
+            for obj in self.devices.current()
+            if reserved_by(obj) == user and self.releaser.why_due(obj) is None
+        )
 
     async def settled(self, devices: Collection[DeviceID]) -> None:
         """Until no reserve on this replica is taking any of ``devices``."""

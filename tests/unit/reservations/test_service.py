@@ -46,14 +46,17 @@ class Clock:
 
 
 class Replica:
-    def __init__(self, store: Store, clock: Clock | None = None, max_per_user: int = 100) -> None:
+    def __init__(
+        self, store: Store, clock: Clock | None = None, max_per_user: int = 100, **options: Any
+    ) -> None:
+        """``options``: more of the service's keyword arguments."""
         self.store = store
         self.registry = Registry(DeviceReservationStrategy.for_group(GROUP), store)
         self.claims = StoreSource(store, CLAIMS.key_prefix(), name="resourceclaims")
-        self.service = (
-            ReservationService(self.registry, self.claims, now=clock, max_per_user=max_per_user)
-            if clock is not None
-            else ReservationService(self.registry, self.claims, max_per_user=max_per_user)
+        if clock is not None:
+            options["now"] = clock
+        self.service = ReservationService(
+            self.registry, self.claims, max_per_user=max_per_user, **options
         )
 
     async def start(self) -> None:
@@ -405,6 +408,42 @@ async def test_the_cap_counts_held_and_pending_reservations_of_the_user(store: S
                 pass
         with capped.service.pending([gpu(2)], "alice"):  # the pending one ended: room
             pass
+    finally:
+        await capped.close()
+
+
+async def test_a_reservation_whose_claim_holds_its_devices_counts_no_more(
+    store: SQLiteStore,
+) -> None:
+    # The releaser allowed one delete, then none for hours: reservations whose claims are
+    # written wait for it, as they do while a scheduler binds faster than it deletes.
+    capped = Replica(store, max_per_user=2, release_rate=0.0001, release_burst=1)
+    await capped.start()
+    try:
+        for i in range(4):
+            name = f"c{i}"
+            stored = await store.create(CLAIMS.key("default", name), claim(name))
+            ref = ClaimRef("default", name, f"uid-{name}")
+            await capped.service.reserve("node-1", [gpu(i)], [ref], 300, user="alice")
+            written = await store.update(
+                CLAIMS.key("default", name),
+                claim(name, [gpu(i)]),
+                expected_revision=stored.revision,
+            )
+            await eventually(lambda rev=written.revision: capped.claims.revision >= rev)
+        # Three of the four are still stored, every one due: alice holds nothing.
+        await eventually(lambda: len(capped.service.devices.current()) == 3)
+        with capped.service.pending([gpu(8)], "alice"), capped.service.pending([gpu(9)], "alice"):
+            pass
+        # A reservation whose claim is not written yet still counts.
+        await capped.service.reserve("node-1", [gpu(5)], [CLAIM], 300, user="alice")
+        with (
+            capped.service.pending([gpu(8)], "alice"),
+            pytest.raises(errors.StatusError) as info,
+            capped.service.pending([gpu(9)], "alice"),
+        ):
+            pass
+        assert info.value.code == 429
     finally:
         await capped.close()
 
