@@ -14,13 +14,16 @@ class Proxy:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._serving = False
 
     async def up(self) -> None:
+        self._serving = True
         self._server = await asyncio.start_server(self._relay, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def down(self) -> None:
         assert self._server is not None
+        self._serving = False
         self._server.close()
         for writer in list(self._writers):
             writer.close()
@@ -31,6 +34,11 @@ class Proxy:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         except OSError:
             writer.close()
+            return
+        if not self._serving:
+            # Accepted just before the relay went down: cut like the rest.
+            writer.close()
+            up_writer.close()
             return
         self._writers |= {writer, up_writer}
 
