@@ -228,6 +228,19 @@ class Explainer:
         return parts
 
 
+def about(reason: Reason, claim: str, request: str) -> Reason:
+    """A shortage reason (``Explainer.short``) told of another claim of the same shape on
+    the same node, whose request may have another name: its message names the claim and
+    the request first, the rest is the same."""
+    if (reason.claim, reason.request) == (claim, request):
+        return reason
+    told = f"claim {reason.claim} request {reason.request}: "
+    if reason.request is None or not reason.message.startswith(told):
+        raise ValueError(f"not a shortage reason: {reason.message!r}")
+    message = f"claim {claim} request {request}: {reason.message[len(told) :]}"
+    return Reason(reason.code, claim, message, request, reason.counts)
+
+
 def _counts(alt: AlternativePlan, tally: Tally, counted: _Sorted) -> dict[str, int]:
     """A short request's counts, as its ``Reason`` carries them."""
     return {

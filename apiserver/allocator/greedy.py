@@ -29,7 +29,7 @@ from ..pools import Node, PoolKey, PoolState
 from ..toolkit import JSON
 from .candidates import Candidate
 from .claims import MAX_DEVICES_PER_CLAIM, Alternative, Claim
-from .explain import Explainer
+from .explain import Explainer, about
 from .ledger import Ledger
 from .outcome import ClaimOutcome, NodeResult
 from .planning import Planner, Problem, stands
@@ -62,11 +62,14 @@ class Answered:
     results: dict[Any, Any] = field(default_factory=dict)
     """What is made from these picks and kept while the answer stands, shared by every
     review that reads it: each claim's allocation result (by its position and
-    ``Claim.result_key``), and what readers of the result derive (``NodeResult.kept``).
-    Never changed once made (only encoded into answers)."""
+    ``Claim.result_key``), what readers of the result derive (``NodeResult.kept``), and
+    for a node that is short, why (told of each claim by ``explain.about``). Never changed
+    once made (only encoded into answers)."""
 
 
 _NONE: dict[str, Answered] = {}
+_SHORT = "short"
+"""Where an infeasible answer keeps why (``Answered.results``)."""
 
 
 def _result_keys(claims: Sequence[Claim]) -> tuple[Any, ...]:
@@ -193,8 +196,18 @@ class Greedy:
         of the same shape); the claims' outcomes are made when first read."""
         if answered.short is not None:
             c, r = answered.short
-            claim = claims[c]
-            return self._too_few(claim, claim.requests[r].alternatives[0], node)
+            claim, alternative = claims[c], claims[c].requests[r].alternatives[0]
+            reasons = answered.results.get(_SHORT) if keys is not None else None
+            if reasons is None:
+                too_few = self._too_few(claim, alternative, node)
+                if keys is None:
+                    return too_few
+                # Why the node is short is the same for every claim of this shape while the
+                # answer stands, but for the claim it names: made once, told of each claim.
+                reasons = answered.results[_SHORT] = too_few.explanations
+            return NodeResult(
+                node.name, False, why=tuple(about(w, claim.name, alternative.name) for w in reasons)
+            )
         return self._feasible(claims, node.name, answered, keys)
 
     def _feasible(

@@ -19,6 +19,7 @@ import pytest
 
 from apiserver.allocator import Allocator, NodeResult, SharedCaches, parse_claim
 from apiserver.allocator.claims import Claim
+from apiserver.allocator.explain import Explainer
 from apiserver.api.resource import DeviceID
 from apiserver.pools import Node, Pools, PoolState
 from apiserver.server.allocation import _Answer, _node_answer
@@ -208,3 +209,37 @@ def test_results_for_an_answer_only_are_shared_by_claims_with_the_same_request_n
         assert three is not one
         assert one.devices == two.devices == three.devices == fresh.devices
         assert [r["request"] for r in three.claims[0].allocation["devices"]["results"]] == ["other"]
+
+
+def test_why_a_node_is_short_is_made_once_and_told_of_each_claim(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A node with too few free devices for claims of one shape is explained once while its
+    answer stands; a later claim of that shape, its request named otherwise, is told the
+    same reason about itself, as an allocator without caches tells it."""
+    pools = _pools()
+    state = pools.states[(DRIVER, "n0")]
+    pools = pools.updated({state.key: PoolState(state.gathered, frozenset({"d0", "d1"}))})
+    caches = SharedCaches.for_inputs(None, pools, CLASSES)
+
+    def n0(name: str, request: str, *, cached: bool = True) -> NodeResult:
+        allocator = Allocator(pools, CLASSES, caches=cached)
+        if cached:
+            caches.attach(allocator)
+        claim = parse_claim(name, {"devices": {"requests": [_request(request, 5)]}})
+        [result] = [r for r in asyncio.run(allocator.review([claim], NODES)) if r.node == "n0"]
+        return result
+
+    first = n0("ns/a", "many")
+    assert not first.feasible
+    assert first.reasons
+    monkeypatch.setattr(Explainer, "short", _never)
+    second = n0("ns/b", "other")
+    monkeypatch.undo()
+    expected = n0("ns/b", "other", cached=False)
+    assert second.explanations == expected.explanations
+    assert second.reasons[0].startswith("claim ns/b request other: ")
+
+
+def _never(*_: Any) -> Any:
+    raise AssertionError("explained again")
