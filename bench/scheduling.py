@@ -31,6 +31,7 @@ kube-scheduler passes them to an extender: ``percentageOfNodesToScore``'s defaul
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import shutil
@@ -40,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -448,18 +449,38 @@ async def _one_at_a_time(
     return out[WARM_UP:], cpu[WARM_UP:]
 
 
+def _shim_client(shim_target: ShimTarget) -> KubeClient:
+    """This process's client of the shim: kube-scheduler's, with its client certificate."""
+    return kube_client(
+        shim_target.url,
+        Path(shim_target.ca),
+        certificate=shim_target.scheduler_certificate,
+        timeout=300,
+    )
+
+
+@contextlib.contextmanager
+def _server_and_shim(prefix: str) -> Iterator[tuple[APIServerTarget, ShimTarget]]:
+    """A fresh server process and a shim in front of it, stopped when the block ends."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as directory:
+        server = APIServerTarget("server", Path(directory))
+        server.start()
+        shim = ShimTarget(server, Path(directory))
+        try:
+            shim.start()
+            yield server, shim
+        finally:
+            shim.stop()
+            server.stop()
+
+
 async def _size(
     server: APIServerTarget, shim_target: ShimTarget, nodes: int
 ) -> tuple[list[StateOutcome], list[Sampled]]:
     async with (
         async_client(server.url, server.ssl_context(), server.headers, 300) as api,
         kube_client(server.url, server.ca, token=server.token, timeout=300) as reviews,
-        kube_client(
-            shim_target.url,
-            Path(shim_target.ca),
-            certificate=shim_target.scheduler_certificate,
-            timeout=300,
-        ) as shim,
+        _shim_client(shim_target) as shim,
     ):
         pids = {"server": server.pid, "shim": shim_target.process.pid}
         clocks = Clocks(pids) if Clocks.available() else None
@@ -591,12 +612,7 @@ async def _sustained(server: APIServerTarget, shim_target: ShimTarget, nodes: in
     """The cluster half full, then a pod for every device left, through the shim."""
     async with (
         async_client(server.url, server.ssl_context(), server.headers, 300) as api,
-        kube_client(
-            shim_target.url,
-            Path(shim_target.ca),
-            certificate=shim_target.scheduler_certificate,
-            timeout=300,
-        ) as shim,
+        _shim_client(shim_target) as shim,
     ):
         await _create(api, _cluster(nodes))
         half = STATES["half full"]
@@ -614,40 +630,24 @@ def run(log: Callable[[str], Any] = print) -> Outcome:
     reviews: list[ReviewOutcome] = []
     sampled: list[Sampled] = []
     for nodes in SIZES:
-        with tempfile.TemporaryDirectory(prefix="bench-scheduling-") as directory:
-            server = APIServerTarget("server", Path(directory))
-            server.start()
-            shim = ShimTarget(server, Path(directory))
-            try:
-                shim.start()
-                log(f"scheduling: {nodes} nodes")
-                sized, profiled = asyncio.run(_size(server, shim, nodes))
-                sampled += profiled
-                for s in sized:
-                    log(
-                        f"  {s.state}: {s.pods_per_second:.1f} pods/s,"
-                        f" {s.reviews_per_second:.1f} reviews/s"
-                        f" ({s.scores_per_second:.1f} scores only), {s.retries} retries"
-                    )
-                    states.append(s)
-            finally:
-                shim.stop()
-                server.stop()
-    with tempfile.TemporaryDirectory(prefix="bench-sustained-") as directory:
-        server = APIServerTarget("server", Path(directory))
-        server.start()
-        shim = ShimTarget(server, Path(directory))
-        try:
-            shim.start()
-            sustained = asyncio.run(_sustained(server, shim, SUSTAINED_NODES))
-            log(
-                f"  sustained, {sustained.nodes} nodes half full to full:"
-                f" {sustained.placed.pods_per_second:.1f} pods/s,"
-                f" {sustained.placed.retries} retries, {sustained.placed.unplaced} unplaced"
-            )
-        finally:
-            shim.stop()
-            server.stop()
+        with _server_and_shim("bench-scheduling-") as (server, shim):
+            log(f"scheduling: {nodes} nodes")
+            sized, profiled = asyncio.run(_size(server, shim, nodes))
+            sampled += profiled
+            for s in sized:
+                log(
+                    f"  {s.state}: {s.pods_per_second:.1f} pods/s,"
+                    f" {s.reviews_per_second:.1f} reviews/s"
+                    f" ({s.scores_per_second:.1f} scores only), {s.retries} retries"
+                )
+                states.append(s)
+    with _server_and_shim("bench-sustained-") as (server, shim):
+        sustained = asyncio.run(_sustained(server, shim, SUSTAINED_NODES))
+        log(
+            f"  sustained, {sustained.nodes} nodes half full to full:"
+            f" {sustained.placed.pods_per_second:.1f} pods/s,"
+            f" {sustained.placed.retries} retries, {sustained.placed.unplaced} unplaced"
+        )
     for nodes in REVIEW_SIZES:
         with tempfile.TemporaryDirectory(prefix="bench-review-") as directory:
             server = APIServerTarget("server", Path(directory))
