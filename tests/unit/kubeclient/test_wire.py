@@ -6,8 +6,10 @@ out closing its connection. Against loopback servers written to behave in one ex
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import orjson
 import pytest
@@ -15,6 +17,7 @@ import uvloop
 
 from apiserver.kubeclient import JSON, APIError, ClusterConfig, KubeClient
 from apiserver.kubeclient.wire import Closed, Wire
+from apiserver.server.certs import cert_pem, issue_serving_cert, key_pem, make_ca
 from tests.unit.kubeclient.loopback import answer_json
 
 Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -242,3 +245,39 @@ async def test_a_reused_connection_closed_before_any_answer_byte_raises_closed()
                 await wire.call("POST", "/p", "", b"{}")
         finally:
             await wire.aclose()
+
+
+@pytest.mark.parametrize(
+    ("server_name", "answered"),
+    [("kube.internal", True), (None, False)],
+    ids=["tls-server-name", "the-url-host"],
+)
+async def test_tls_verifies_the_server_by_the_name_asked_for(
+    tmp_path: Path, server_name: str | None, answered: bool
+) -> None:
+    """The server's certificate names kube.internal, not the address dialled: a client
+    whose configuration names kube.internal (``tls-server-name``) reaches it; one that
+    checks the URL's host refuses it."""
+    ca, ca_key = make_ca("test-ca")
+    cert, key = issue_serving_cert(ca, ca_key, "kube.internal", ["kube.internal"])
+    (tmp_path / "tls.crt").write_bytes(cert_pem(cert))
+    (tmp_path / "tls.key").write_bytes(key_pem(key))
+    serving = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    serving.load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
+    server = await asyncio.start_server(Echo(), "127.0.0.1", 0, ssl=serving)
+    port = server.sockets[0].getsockname()[1]
+    config = ClusterConfig(
+        f"https://127.0.0.1:{port}", cert_pem(ca), "t0k", tls_server_name=server_name
+    )
+    try:
+        async with KubeClient(config, timeout=10) as client:
+            if answered:
+                got = await client.get("/api/v1/pods/p")
+                assert got["line"] == "GET /api/v1/pods/p HTTP/1.1"
+            else:
+                with pytest.raises(APIError) as raised:
+                    await client.get("/api/v1/pods/p")
+                assert raised.value.code == 0
+    finally:
+        server.close()
+        await server.wait_closed()
