@@ -126,9 +126,14 @@ class HeldReservations:
         self._released = [(at, ids) for at, ids in self._released if at > revision]
         return {device for _, ids in self._released for device in ids}
 
-    def count_by(self, user: str) -> int:
-        """How many reservations made for ``user`` hold devices now."""
-        return sum(1 for obj in self.current() if reserved_by(obj) == user)
+    def count_by(self, user: str, counting: Callable[[JSON], bool] | None = None) -> int:
+        """How many reservations made for ``user`` hold devices now (and, with
+        ``counting``, are among those it says count)."""
+        return sum(
+            1
+            for obj in self.current()
+            if reserved_by(obj) == user and (counting is None or counting(obj))
+        )
 
     # -- changes ----------------------------------------------------------------------
 

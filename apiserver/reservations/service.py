@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..api.resource import DeviceReservation
-from ..kinds.devicereservation import DeviceReservationStrategy, reserved_by
+from ..kinds.devicereservation import DeviceReservationStrategy
 from ..machinery import Registry, WriteOptions, errors
 from ..machinery.user import UserInfo
 from ..pools import HeldReservations, lapsed, now_utc
@@ -152,11 +152,7 @@ class ReservationService:
         claims hold its devices is only waiting for the releaser, which deletes at its own
         pace, and counts no more (else a scheduler binding faster than that pace would
         meet the cap with every claim written)."""
-        return sum(
-            1
-            for obj in self.devices.current()
-            if reserved_by(obj) == user and self.releaser.why_due(obj) is None
-        )
+        return self.devices.count_by(user, lambda obj: self.releaser.why_due(obj) is None)
 
     async def settled(self, devices: Collection[DeviceID]) -> None:
         """Until no reserve on this replica is taking any of ``devices``."""
