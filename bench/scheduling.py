@@ -15,7 +15,9 @@ kube-scheduler passes them to an extender: ``percentageOfNodesToScore``'s defaul
   placing a pod cost one review and nothing else. Every client here (this process's and
   the shim's) is this project's HTTP stack (``kubeclient``: its calls over its own wire).
 * sustained, as scheduler_perf measures 5000pods_500nodes: 500 nodes made half full, then a
-  pod for every device left through the shim the same way, until the cluster is full.
+  pod for every device left through the shim the same way, until the cluster is full; with
+  the server and the shim at their own collector threshold and at Python's default,
+  alternated: pods/s and each process's CPU per pod.
 * per pod (p50): each call's time and the bytes of its request and answer, and the bytes of
   the review the shim asks per node in each answer mode.
 * one pod at a time: each call's time with no other pod in flight (the scheduling cycle's
@@ -82,6 +84,15 @@ pods follow 2,500 that made the cluster half full: here the cluster is made half
 as many pods again go through the shim, until every device is taken."""
 SUSTAINED_THRESHOLD = 56.0
 """Upstream's threshold on that workload (pods/s, on its CI machines)."""
+SUSTAINED_ROUNDS = 2
+"""Sustained runs per collector setting, the settings alternated."""
+COLLECTORS = {
+    "their own": [],
+    "Python's default (700)": ["--gc-young-threshold", "700"],
+}
+"""The server's and the shim's collector settings the sustained run compares (the flags
+both processes get): the young generation's threshold they set for themselves, and the
+one Python starts with."""
 REVIEW_SIZES = (500, 5000)
 REVIEW_ROUNDS = 15
 AFTER_WRITE = "Scores, after a bind's write"
@@ -460,12 +471,15 @@ def _shim_client(shim_target: ShimTarget) -> KubeClient:
 
 
 @contextlib.contextmanager
-def _server_and_shim(prefix: str) -> Iterator[tuple[APIServerTarget, ShimTarget]]:
-    """A fresh server process and a shim in front of it, stopped when the block ends."""
+def _server_and_shim(
+    prefix: str, extra: list[str] | None = None
+) -> Iterator[tuple[APIServerTarget, ShimTarget]]:
+    """A fresh server process and a shim in front of it, stopped when the block ends;
+    ``extra``: flags for both."""
     with tempfile.TemporaryDirectory(prefix=prefix) as directory:
-        server = APIServerTarget("server", Path(directory))
+        server = APIServerTarget("server", Path(directory), extra=list(extra or []))
         server.start()
-        shim = ShimTarget(server, Path(directory))
+        shim = ShimTarget(server, Path(directory), extra)
         try:
             shim.start()
             yield server, shim
@@ -598,18 +612,26 @@ class Outcome:
     reviews: list[ReviewOutcome]
     load: tuple[float, float]
     sampled: list[Sampled] = field(default_factory=list)
-    sustained: Sustained | None = None
+    sustained: list[Sustained] = field(default_factory=list)
 
 
 @dataclass
 class Sustained:
+    """One sustained run: the collector setting, the pods and how they went, and the CPU
+    seconds per pod bound the server and the shim spent while they went through."""
+
+    collector: str
     nodes: int
     pods: int
     placed: Placed
+    cpu: dict[str, float] = field(default_factory=dict)
 
 
-async def _sustained(server: APIServerTarget, shim_target: ShimTarget, nodes: int) -> Sustained:
+async def _sustained(
+    server: APIServerTarget, shim_target: ShimTarget, nodes: int, collector: str
+) -> Sustained:
     """The cluster half full, then a pod for every device left, through the shim."""
+    clocks = Clocks({"server": server.pid, "shim": shim_target.process.pid})
     async with (
         async_client(server.url, server.ssl_context(), server.headers, 300) as api,
         _shim_client(shim_target) as shim,
@@ -620,8 +642,11 @@ async def _sustained(server: APIServerTarget, shim_target: ShimTarget, nodes: in
         count = nodes * (PER_NODE - half)
         pods = list((await _pods(api, [f"s-{i:05d}" for i in range(count)])).values())
         names = [f"node-{n:04d}" for n in range(nodes)]
+        before = clocks.read() if Clocks.available() else {}
         placed = await _through_shim(shim, pods, Windows(names, nodes_to_score(nodes)))
-    return Sustained(nodes, count, placed)
+        after = clocks.read() if Clocks.available() else {}
+    cpu = {name: (after[name] - before[name]) / max(placed.bound, 1) for name in before}
+    return Sustained(collector, nodes, count, placed, cpu)
 
 
 def run(log: Callable[[str], Any] = print) -> Outcome:
@@ -641,13 +666,9 @@ def run(log: Callable[[str], Any] = print) -> Outcome:
                     f" ({s.scores_per_second:.1f} scores only), {s.retries} retries"
                 )
                 states.append(s)
-    with _server_and_shim("bench-sustained-") as (server, shim):
-        sustained = asyncio.run(_sustained(server, shim, SUSTAINED_NODES))
-        log(
-            f"  sustained, {sustained.nodes} nodes half full to full:"
-            f" {sustained.placed.pods_per_second:.1f} pods/s,"
-            f" {sustained.placed.retries} retries, {sustained.placed.unplaced} unplaced"
-        )
+    sustained = [
+        _sustained_run(collector, log) for _ in range(SUSTAINED_ROUNDS) for collector in COLLECTORS
+    ]
     for nodes in REVIEW_SIZES:
         with tempfile.TemporaryDirectory(prefix="bench-review-") as directory:
             server = APIServerTarget("server", Path(directory))
@@ -663,6 +684,18 @@ def run(log: Callable[[str], Any] = print) -> Outcome:
                 server.stop()
     load = (load_before, os.getloadavg()[0])
     return Outcome(states, reviews, load, sampled, sustained)
+
+
+def _sustained_run(collector: str, log: Callable[[str], Any]) -> Sustained:
+    with _server_and_shim("bench-sustained-", COLLECTORS[collector]) as (server, shim):
+        run = asyncio.run(_sustained(server, shim, SUSTAINED_NODES, collector))
+    log(
+        f"  sustained, {run.nodes} nodes half full to full, collector threshold {collector}:"
+        f" {run.placed.pods_per_second:.1f} pods/s, {run.placed.retries} retries,"
+        f" {run.placed.unplaced} unplaced, CPU per pod: server"
+        f" {run.cpu.get('server', 0) * 1000:.1f} ms, shim {run.cpu.get('shim', 0) * 1000:.1f} ms"
+    )
+    return run
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -696,24 +729,55 @@ def _b(p: PodTimes) -> Call | None:
     return p.bind
 
 
-def _sustained_table(sustained: Sustained) -> list[str]:
-    placed = sustained.placed
-    rate = placed.pods_per_second
-    return [
+def _sustained_table(runs: list[Sustained]) -> list[str]:
+    by = {c: [r for r in runs if r.collector == c] for c in COLLECTORS}
+    rows = {c: _sustained_figures(rs) for c, rs in by.items() if rs}
+    lines = [
         "",
         "Sustained, as scheduler_perf's SchedulingWithResourceClaimTemplate/5000pods_500nodes"
         " measures: the cluster made half full, then a pod for every device left through the"
         " shim in the same way (binds concurrent), from half full until full; every bind that"
-        " failed was tried again:",
+        " failed was tried again. Each run on a fresh server and shim, both at the collector"
+        " threshold they set for themselves (``--gc-young-threshold``'s default), or both at"
+        f" Python's default, the two alternated, {SUSTAINED_ROUNDS} runs each (the mean, the"
+        " runs' figures in brackets); CPU per pod bound, every thread of the process:",
         "",
-        "| nodes | pods | bound | pods/s through the shim | binds retried | pods no window"
-        " could take | upstream's threshold |",
-        "|---|---|---|---|---|---|---|",
-        f"| {sustained.nodes} | {sustained.pods:,} | {placed.bound:,} | {rate:,.1f}"
-        f" | {placed.retries} | {placed.unplaced} | {SUSTAINED_THRESHOLD:.0f}:"
-        f" {'met' if rate >= SUSTAINED_THRESHOLD else 'missed'}"
-        f" ({report.ratio(rate, SUSTAINED_THRESHOLD)} of it) |",
+        "| nodes | collector threshold | pods, per run | bound | pods/s through the shim"
+        " | server CPU per pod | shim CPU per pod | binds retried | pods no window could"
+        " take | upstream's threshold |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    for collector, (rate, server, shim) in rows.items():
+        rs = by[collector]
+        verdict = (
+            f"{SUSTAINED_THRESHOLD:.0f}: {'met' if rate >= SUSTAINED_THRESHOLD else 'missed'}"
+            f" ({report.ratio(rate, SUSTAINED_THRESHOLD)} of it)"
+        )
+        lines.append(
+            f"| {rs[0].nodes} | {collector} | {rs[0].pods:,}"
+            f" | {sum(r.placed.bound for r in rs):,}"
+            f" | {rate:,.1f} ({', '.join(f'{r.placed.pods_per_second:.1f}' for r in rs)})"
+            f" | {_ms(server)} | {_ms(shim)} | {sum(r.placed.retries for r in rs)}"
+            f" | {sum(r.placed.unplaced for r in rs)} | {verdict} |"
+        )
+    own, default = (rows.get(c) for c in COLLECTORS)
+    if own and default:
+        lines += [
+            "",
+            f"Their own threshold against Python's default: pods/s"
+            f" {report.ratio(own[0], default[0])}, the server's CPU per pod"
+            f" {report.ratio(own[1], default[1])}, the shim's {report.ratio(own[2], default[2])}.",
+        ]
+    return lines
+
+
+def _sustained_figures(runs: list[Sustained]) -> tuple[float, float, float]:
+    """Mean pods/s, and the server's and the shim's CPU seconds per pod, over ``runs``."""
+    return (
+        statistics.fmean(r.placed.pods_per_second for r in runs),
+        statistics.fmean(r.cpu.get("server", 0.0) for r in runs),
+        statistics.fmean(r.cpu.get("shim", 0.0) for r in runs),
+    )
 
 
 def _one_at_a_time_table(states: list[StateOutcome]) -> list[str]:
@@ -813,7 +877,7 @@ def render(outcome: Outcome, date: str) -> str:
             f" | {report.ratio(s.pods_per_second, s.scores_per_second)} | {s.retries}"
             f"{f' ({s.unplaced} unplaced)' if s.unplaced else ''} | {verdict} |"
         )
-    if outcome.sustained is not None:
+    if outcome.sustained:
         lines += _sustained_table(outcome.sustained)
     lines += [
         "",

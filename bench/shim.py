@@ -57,9 +57,13 @@ REVIEWS = "/apis/resource.k8s.io/v1alpha3/allocationreviews"
 class ShimTarget:
     """The shim process, reading the server with its admin kubeconfig."""
 
-    def __init__(self, server: APIServerTarget, workdir: Path) -> None:
+    def __init__(
+        self, server: APIServerTarget, workdir: Path, extra: list[str] | None = None
+    ) -> None:
+        """``extra`` flags go after the usual ones."""
         self.server = server
         self.workdir = workdir
+        self.extra = list(extra or [])
         self.port = free_port()
         self.process = ChildProcess("shim", workdir / "shim.log", cwd=REPO)
 
@@ -104,6 +108,7 @@ class ShimTarget:
             str(self.workdir / "shim-certs"),
             "--log-level",
             "warning",
+            *self.extra,
         ]
         self.process.start(command, http_probe(f"{self.url}/healthz", self.ssl_context), 30.0)
 

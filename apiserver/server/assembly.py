@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, GCCollector
 
 from ..auth import Authorizer
 from ..controllers.namespacedeletion import NamespaceDeleter
@@ -54,6 +54,7 @@ def assemble(
     before the cluster's (the RBAC policy, the delegated authentication's clients)."""
     group = options.cluster.group
     metrics = CollectorRegistry()
+    GCCollector(registry=metrics)  # python_gc_*: the collector's work (--gc-young-threshold)
     devices = DeviceViewService(cluster, group, _windowed(options, options.device_view))
     reservations = ReservationService(
         cluster.registry(DeviceReservationStrategy.for_group(group).resource),

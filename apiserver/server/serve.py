@@ -27,6 +27,7 @@ from ..machinery import ReviewStrategy
 from ..machinery.user import UserInfo
 from ..storage import Store
 from ..storage.options import open_store
+from ..toolkit.collector import set_young_threshold
 from ..toolkit.options import validated
 from .accesslog import enable_access_log
 from .app import APIServer, Service, build_app
@@ -189,6 +190,7 @@ def serve(options: ServeOptions) -> None:
 
 def _serve(options: ServeOptions) -> None:
     serving = options.serving
+    set_young_threshold(serving.gc_young_threshold)
     listener = bind(serving.bind_address, serving.secure_port)  # before anything is written
     config, _server = prepare(options)
     message = announcement(

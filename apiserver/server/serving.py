@@ -9,7 +9,14 @@ from pathlib import Path
 import uvicorn
 from starlette.types import ASGIApp
 
-from ..toolkit.options import log_level_option, option, port_number, positive, switch
+from ..toolkit.options import (
+    gc_young_threshold_option,
+    log_level_option,
+    option,
+    port_number,
+    positive,
+    switch,
+)
 from .certs import ServingFiles, ensure_serving_certs
 from .protocol import (
     READ_HEADER_TIMEOUT,
@@ -65,6 +72,7 @@ class ServingOptions:
         check=positive,
     )
     log_level: str = log_level_option()
+    gc_young_threshold: int = gc_young_threshold_option()
     access_log: bool = switch(
         "--access-log",
         "write one JSON line per request to stderr, as kube-apiserver's httplog and audit"

@@ -27,7 +27,15 @@ from ..api.resource.group import DRA_GROUP
 from ..kubeclient import APIError, KubeClient, config_for
 from ..server.certs import ensure_serving_certs
 from ..server.tlspeer import PeerCertificateProtocol, ssl_context_factory
-from ..toolkit.options import comma_list, log_level_option, non_negative, option, port_number
+from ..toolkit.collector import set_young_threshold
+from ..toolkit.options import (
+    comma_list,
+    gc_young_threshold_option,
+    log_level_option,
+    non_negative,
+    option,
+    port_number,
+)
 from .binding import ATTACH_TIMEOUT, Binder
 from .door import SCHEDULER_USER, SchedulerOnly, ShimDoor, laptop_client_ca, shim_authenticator
 from .extender import (
@@ -254,9 +262,11 @@ class ShimOptions:
         parse=comma_list,
     )
     log_level: str = log_level_option()
+    gc_young_threshold: int = gc_young_threshold_option()
 
 
 def run_shim(options: ShimOptions) -> None:
+    set_young_threshold(options.gc_young_threshold)
     config = config_for(options.kubeconfig, hint="give --kubeconfig", server=options.server)
     client_ca = options.client_ca_file
     if options.tls_cert_file and options.tls_private_key_file:

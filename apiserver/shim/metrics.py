@@ -1,7 +1,7 @@
 """What the shim counts, in a Prometheus registry of its own that its ``/metrics`` serves:
 the extender calls kube-scheduler makes (by verb and outcome, with their latency) and the
 KEP-5007 attach waits of its binds (started; attached, failed, timed out or cancelled;
-with how long each waited)."""
+with how long each waited), and the collections of Python's collector (``python_gc_*``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, GCCollector, Histogram
 
 PREFIX = "dra_scheduler_shim"
 CALL_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -26,6 +26,7 @@ ATTACHED, FAILED, TIMED_OUT, CANCELLED = "attached", "failed", "timed_out", "can
 class ShimMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
+        GCCollector(registry=self.registry)
         self.calls = Counter(
             f"{PREFIX}_extender_requests",
             "Extender calls by verb (filter, prioritize, bind) and outcome: ok, error (the"

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass
 from typing import Any, Literal, TypeVar
 
+from .collector import YOUNG_THRESHOLD
+
 T = TypeVar("T")
 Check = Callable[[Any], "str | None"]
 """A problem with a flag's value, said without the flag's name (that is added), or None."""
@@ -102,6 +104,17 @@ def string_slice(name: str, default: list[str], help: str) -> Any:
 def log_level_option() -> Any:
     """``--log-level``, as every command has it."""
     return option("--log-level", "info", "how much the process logs", choices=LOG_LEVELS)
+
+
+def gc_young_threshold_option() -> Any:
+    """``--gc-young-threshold``, as every serving command has it (see ``collector``)."""
+    return option(
+        "--gc-young-threshold",
+        YOUNG_THRESHOLD,
+        "allocations (more than frees) between collections of Python's young generation;"
+        " fewer collections walk less of what the process keeps (Python's own default: 700)",
+        check=positive,
+    )
 
 
 def nested(cls: type[Any], title: str | None = None, description: str | None = None) -> Any:
