@@ -231,10 +231,11 @@ class Greedy:
         *,
         shared: bool = False,
     ) -> list[NodeResult | None]:
-        """Per node, its kept feasible answer for claims of ``shape`` where it stands, else
-        None (for ``answer``): what ``answer`` would say, in the loop a review over
-        thousands of nodes spends most of its time in, kept tight. ``outcomes=False``: the
-        caller reads feasibility and score only, and gets the kept answer without the
+        """Per node, its kept answer for claims of ``shape`` where it stands, else None (for
+        ``answer``): what ``answer`` would say, in the loop a review over thousands of nodes
+        spends most of its time in, kept tight. A node that is short is told of these
+        claims, as ``answer`` tells it (in a filling cluster most nodes end up short).
+        ``outcomes=False``: the caller reads feasibility and score only, and gets the kept answer without the
         claims' outcomes (``claims`` empty), one object shared by every such review.
         ``shared``: the caller reads of the outcomes only what the claims' request names
         and configurations decide (allocation results, devices), not which claims they
@@ -249,9 +250,10 @@ class Greedy:
         share = outcomes and shared
         out: list[NodeResult | None] = []
         replayed = 0  # counted here: ``out.count(None)`` compares each result with None
+        short_keys = None
         for node in nodes:
             known = kept.get(node.key)
-            if known is None or known.short is not None:
+            if known is None:
                 out.append(None)
                 continue
             pools = known.pools
@@ -264,6 +266,11 @@ class Greedy:
                 out.append(None)
                 continue
             replayed += 1
+            if known.short is not None:
+                if short_keys is None:
+                    short_keys = keys if keys is not None else _result_keys(claims)
+                out.append(self._replay(claims, node, known, short_keys))
+                continue
             if not outcomes and known.bare is not None:
                 out.append(known.bare)
                 continue

@@ -20,6 +20,7 @@ import pytest
 from apiserver.allocator import Allocator, NodeResult, SharedCaches, parse_claim
 from apiserver.allocator.claims import Claim
 from apiserver.allocator.explain import Explainer
+from apiserver.allocator.greedy import Greedy
 from apiserver.api.resource import DeviceID
 from apiserver.pools import Node, Pools, PoolState
 from apiserver.server.allocation import _Answer, _node_answer
@@ -241,5 +242,40 @@ def test_why_a_node_is_short_is_made_once_and_told_of_each_claim(
     assert second.reasons[0].startswith("claim ns/b request other: ")
 
 
+def test_a_kept_short_answer_is_replayed_in_the_loop_over_nodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once every node's answer is kept, a review of another claim of that shape answers
+    them all from the replay loop, the node that is short too (told of the new claim), and
+    none node by node."""
+    pools = _pools()
+    state = pools.states[(DRIVER, "n0")]
+    pools = pools.updated({state.key: PoolState(state.gathered, frozenset({"d0", "d1"}))})
+    caches = SharedCaches.for_inputs(None, pools, CLASSES)
+
+    def review(name: str, *, cached: bool = True) -> list[NodeResult]:
+        allocator = Allocator(pools, CLASSES, caches=cached)
+        if cached:
+            caches.attach(allocator)
+        claim = parse_claim(name, {"devices": {"requests": [_request("gpu", 5)]}})
+        return asyncio.run(allocator.review([claim], NODES, outcomes=False))
+
+    first = review("ns/a")
+    assert [r.feasible for r in first] == [False, True, True, True, True, True]
+    monkeypatch.setattr(Greedy, "answer", _by_node)
+    second = review("ns/b")
+    monkeypatch.undo()
+    expected = review("ns/b", cached=False)
+    assert [(r.node, r.feasible, r.score) for r in second] == [
+        (r.node, r.feasible, r.score) for r in expected
+    ]
+    assert second[0].explanations == expected[0].explanations
+    assert second[0].reasons[0].startswith("claim ns/b request gpu: ")
+
+
 def _never(*_: Any) -> Any:
     raise AssertionError("explained again")
+
+
+def _by_node(*_: Any) -> Any:
+    raise AssertionError("answered node by node")
