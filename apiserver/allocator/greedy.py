@@ -235,8 +235,9 @@ class Greedy:
         ``answer``): what ``answer`` would say, in the loop a review over thousands of nodes
         spends most of its time in, kept tight. A node that is short is told of these
         claims, as ``answer`` tells it (in a filling cluster most nodes end up short).
-        ``outcomes=False``: the caller reads feasibility and score only, and gets the kept answer without the
-        claims' outcomes (``claims`` empty), one object shared by every such review.
+        ``outcomes=False``: the caller reads feasibility and score only, and gets the kept
+        answer without the claims' outcomes (``claims`` empty), one object shared by every
+        such review.
         ``shared``: the caller reads of the outcomes only what the claims' request names
         and configurations decide (allocation results, devices), not which claims they
         are; it gets one result per kept answer and such names and configurations, shared
@@ -246,11 +247,11 @@ class Greedy:
             return [None] * len(nodes)
         now = self.planner.pools.states
         touched = self.ledger.touched
-        keys = _result_keys(claims) if outcomes else None
+        told = _result_keys(claims)
+        keys = told if outcomes else None
         share = outcomes and shared
         out: list[NodeResult | None] = []
         replayed = 0  # counted here: ``out.count(None)`` compares each result with None
-        short_keys = None
         for node in nodes:
             known = kept.get(node.key)
             if known is None:
@@ -267,9 +268,7 @@ class Greedy:
                 continue
             replayed += 1
             if known.short is not None:
-                if short_keys is None:
-                    short_keys = keys if keys is not None else _result_keys(claims)
-                out.append(self._replay(claims, node, known, short_keys))
+                out.append(self._replay(claims, node, known, told))
                 continue
             if not outcomes and known.bare is not None:
                 out.append(known.bare)
