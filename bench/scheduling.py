@@ -738,7 +738,7 @@ def _sustained_table(runs: list[Sustained]) -> list[str]:
         " measures: the cluster made half full, then a pod for every device left through the"
         " shim in the same way (binds concurrent), from half full until full; every bind that"
         " failed was tried again. Each run on a fresh server and shim, both at the collector"
-        " threshold they set for themselves (``--gc-young-threshold``'s default), or both at"
+        " threshold they set for themselves (`--gc-young-threshold`'s default), or both at"
         f" Python's default, the two alternated, {SUSTAINED_ROUNDS} runs each (the mean, the"
         " runs' figures in brackets); CPU per pod bound, every thread of the process:",
         "",
