@@ -1,4 +1,5 @@
-"""Keeping Python's cyclic garbage collector out of bulk work.
+"""Keeping Python's cyclic garbage collector out of bulk work, and how often it runs in a
+server process.
 
 Work that makes tens of thousands of objects at once (the device view's build, the pool
 index's first absorb, an allocation review over thousands of nodes) would otherwise set off
@@ -11,15 +12,15 @@ them); cyclic garbage made meanwhile is collected once the collector is back.
 Between bulk work, a server allocates steadily (each request, each watch event) and keeps
 much of it (its caches of every object). With Python's default threshold (a collection of
 the young generation every 700 allocations more than frees) what a cache keeps reaches the
-oldest generation within a few requests, and full collections, each walking the whole
-heap, follow every few seconds. While 2,500 pods were bound at 500 nodes the server made 13
-of about 180 ms each, 2.3 s of the collector's 3.9 s. ``set_young_threshold`` raises the
-first threshold for the process (``--gc-young-threshold``), much as a Go server's ``GOGC``
-trades memory for fewer collections: young collections come less often, more of what they
-would walk has died, and less reaches the generations that cost most to walk. At 20,000
-(``YOUNG_THRESHOLD``) the same run made no full collection and spent 0.8 s collecting; at
-50,000, 0.7 s, but each young collection took 45 ms rather than 17 (a pause every request
-waiting then sits out).
+oldest generation within a few requests, and full collections, each walking every object
+not frozen, follow every few seconds. While 2,500 pods were bound at 500 nodes the server
+made 13 of about 180 ms each, 2.3 s of the collector's 3.9 s. ``set_young_threshold``
+raises the first threshold for the process (``--gc-young-threshold``), much as a Go
+server's ``GOGC`` trades memory for fewer collections: young collections come less often,
+more of what they would walk has died, and less reaches the generations that cost most to
+walk. At 20,000 (``YOUNG_THRESHOLD``) the same run made no full collection and spent 0.8 s
+collecting; at 50,000, 0.7 s, but each young collection took 45 ms rather than 17 (a pause
+every request waiting then sits out).
 
 Overlapping pauses (two reviews interleaved on the event loop) are safe: only the pause
 that turned the collector off turns it back on, so it is never left off once the work that
