@@ -47,6 +47,7 @@ import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..machinery import ABORT_EXTENSION
+from .onewrite import OneWriteResponses
 
 MAX_HEAD_BYTES = 1024 * 1024
 """Most bytes of request line and headers together (Kubernetes: 1 MiB)."""
@@ -99,8 +100,9 @@ def status_response(code: int, message: str) -> bytes:
     return head.encode("ascii") + body
 
 
-class BoundedHttpToolsProtocol(HttpToolsProtocol):
-    """One connection; see the module docstring for the limits."""
+class BoundedHttpToolsProtocol(OneWriteResponses, HttpToolsProtocol):
+    """One connection; see the module docstring for the limits (and ``onewrite`` for how
+    a response is written)."""
 
     read_header_timeout = READ_HEADER_TIMEOUT
     read_timeout = READ_TIMEOUT

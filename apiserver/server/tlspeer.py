@@ -47,6 +47,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from .onewrite import OneWriteProtocol
+
 log = logging.getLogger("apiserver")
 
 _VERIFY_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
@@ -244,4 +246,6 @@ def with_peer_certificates(base: type[HttpToolsProtocol]) -> type[HttpToolsProto
     return type(f"PeerCertificate{base.__name__}", (PeerCertificateMixin, base), {})
 
 
-PeerCertificateProtocol = with_peer_certificates(HttpToolsProtocol)
+PeerCertificateProtocol = with_peer_certificates(OneWriteProtocol)
+"""The shim's: uvicorn's httptools protocol writing each response at once (``onewrite``),
+with the client certificate."""
