@@ -50,6 +50,7 @@ from typing import Any, TypeVar
 
 import httpx
 import orjson
+from prometheus_client.parser import text_string_to_metric_families
 
 from apiserver.kubeclient import KubeClient
 from apiserver.toolkit import JSON
@@ -625,6 +626,8 @@ class Sustained:
     pods: int
     placed: Placed
     cpu: dict[str, float] = field(default_factory=dict)
+    collections: dict[str, float] = field(default_factory=dict)
+    """The server's collections per generation ("0" young, "2" full) while they went."""
 
 
 async def _sustained(
@@ -642,11 +645,24 @@ async def _sustained(
         count = nodes * (PER_NODE - half)
         pods = list((await _pods(api, [f"s-{i:05d}" for i in range(count)])).values())
         names = [f"node-{n:04d}" for n in range(nodes)]
-        before = clocks.read() if Clocks.available() else {}
+        before, collected = clocks.read() if Clocks.available() else {}, await _collections(api)
         placed = await _through_shim(shim, pods, Windows(names, nodes_to_score(nodes)))
         after = clocks.read() if Clocks.available() else {}
+        collections = {g: n - collected.get(g, 0) for g, n in (await _collections(api)).items()}
     cpu = {name: (after[name] - before[name]) / max(placed.bound, 1) for name in before}
-    return Sustained(collector, nodes, count, placed, cpu)
+    return Sustained(collector, nodes, count, placed, cpu, collections)
+
+
+async def _collections(api: httpx.AsyncClient) -> dict[str, float]:
+    """The server's ``python_gc_collections_total`` per generation, from its /metrics."""
+    response = await api.get("/metrics")
+    response.raise_for_status()
+    return {
+        sample.labels["generation"]: sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+        if sample.name == "python_gc_collections_total"
+    }
 
 
 def run(log: Callable[[str], Any] = print) -> Outcome:
@@ -740,12 +756,13 @@ def _sustained_table(runs: list[Sustained]) -> list[str]:
         " failed was tried again. Each run on a fresh server and shim, both at the collector"
         " threshold they set for themselves (`--gc-young-threshold`'s default), or both at"
         f" Python's default, the two alternated, {SUSTAINED_ROUNDS} runs each (the mean, the"
-        " runs' figures in brackets); CPU per pod bound, every thread of the process:",
+        " runs' figures in brackets); CPU per pod bound, every thread of the process; the"
+        " server's collections while the pods went (its /metrics), young and full, per run:",
         "",
         "| nodes | collector threshold | pods, per run | bound | pods/s through the shim"
-        " | server CPU per pod | shim CPU per pod | binds retried | pods no window could"
-        " take | upstream's threshold |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        " | server CPU per pod | shim CPU per pod | server's collections, young / full"
+        " | binds retried | pods no window could take | upstream's threshold |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for collector, (rate, server, shim) in rows.items():
         rs = by[collector]
@@ -757,7 +774,7 @@ def _sustained_table(runs: list[Sustained]) -> list[str]:
             f"| {rs[0].nodes} | {collector} | {rs[0].pods:,}"
             f" | {sum(r.placed.bound for r in rs):,}"
             f" | {rate:,.1f} ({', '.join(f'{r.placed.pods_per_second:.1f}' for r in rs)})"
-            f" | {_ms(server)} | {_ms(shim)} | {sum(r.placed.retries for r in rs)}"
+            f" | {_ms(server)} | {_ms(shim)} | {_collected(rs)} | {sum(r.placed.retries for r in rs)}"
             f" | {sum(r.placed.unplaced for r in rs)} | {verdict} |"
         )
     own, default = (rows.get(c) for c in COLLECTORS)
@@ -766,9 +783,16 @@ def _sustained_table(runs: list[Sustained]) -> list[str]:
             "",
             f"Their own threshold against Python's default: pods/s"
             f" {report.ratio(own[0], default[0])}, the server's CPU per pod"
-            f" {report.ratio(own[1], default[1])}, the shim's {report.ratio(own[2], default[2])}.",
+            f" {report.ratio(own[1], default[1])}, the shim's {report.ratio(own[2], default[2])}"
+            " (time and CPU move with the host from run to run; the collections are counted).",
         ]
     return lines
+
+
+def _collected(runs: list[Sustained]) -> str:
+    return ", ".join(
+        f"{r.collections.get('0', 0):,.0f} / {r.collections.get('2', 0):,.0f}" for r in runs
+    )
 
 
 def _sustained_figures(runs: list[Sustained]) -> tuple[float, float, float]:
