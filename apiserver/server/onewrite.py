@@ -29,8 +29,11 @@ class OneWriteResponses:
     loop: asyncio.AbstractEventLoop
 
     def on_headers_complete(self) -> None:
+        before = self.cycle
         super().on_headers_complete()  # type: ignore[misc]
-        self.cycle.transport = HeadWithBody(self.transport, self.loop)
+        # No new cycle for a request that upgrades the connection (a WebSocket).
+        if self.cycle is not None and self.cycle is not before:
+            self.cycle.transport = HeadWithBody(self.transport, self.loop)
 
 
 class HeadWithBody:

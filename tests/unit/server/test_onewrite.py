@@ -104,3 +104,41 @@ def test_everything_else_is_the_transports() -> None:
 def test_the_server_and_the_shim_write_responses_so() -> None:
     assert issubclass(BoundedHttpToolsProtocol, OneWriteResponses)
     assert issubclass(PeerCertificateProtocol, OneWriteProtocol)
+
+
+class _Cycle:
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+
+
+class _Protocol:
+    """uvicorn's protocol as the mixin sees it: a new cycle per request, none for an
+    upgrade."""
+
+    def __init__(self, upgrade: bool) -> None:
+        self.upgrade = upgrade
+        self.transport = Recording()
+        self.loop = asyncio.new_event_loop()
+        self.cycle: _Cycle | None = None
+
+    def on_headers_complete(self) -> None:
+        if not self.upgrade:
+            self.cycle = _Cycle(self.transport)
+
+
+class _OneWrite(OneWriteResponses, _Protocol):
+    pass
+
+
+def test_each_new_cycle_writes_through_it_and_an_upgrade_is_left_alone() -> None:
+    plain = _OneWrite(upgrade=False)
+    upgrade = _OneWrite(upgrade=True)
+    try:
+        plain.on_headers_complete()
+        assert plain.cycle is not None
+        assert isinstance(plain.cycle.transport, HeadWithBody)
+        upgrade.on_headers_complete()  # no cycle was made: nothing to wrap, no error
+        assert upgrade.cycle is None
+    finally:
+        plain.loop.close()
+        upgrade.loop.close()
