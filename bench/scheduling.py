@@ -645,7 +645,8 @@ async def _sustained(
         count = nodes * (PER_NODE - half)
         pods = list((await _pods(api, [f"s-{i:05d}" for i in range(count)])).values())
         names = [f"node-{n:04d}" for n in range(nodes)]
-        before, collected = clocks.read() if Clocks.available() else {}, await _collections(api)
+        collected = await _collections(api)
+        before = clocks.read() if Clocks.available() else {}
         placed = await _through_shim(shim, pods, Windows(names, nodes_to_score(nodes)))
         after = clocks.read() if Clocks.available() else {}
         collections = {g: n - collected.get(g, 0) for g, n in (await _collections(api)).items()}

@@ -77,5 +77,5 @@ class HeadWithBody:
         return getattr(self._transport, name)
 
 
-OneWriteProtocol = type("OneWriteHttpToolsProtocol", (OneWriteResponses, HttpToolsProtocol), {})
-"""uvicorn's httptools protocol with one write per response where it can."""
+class OneWriteProtocol(OneWriteResponses, HttpToolsProtocol):
+    """uvicorn's httptools protocol with one write per response where it can."""
