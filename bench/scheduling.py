@@ -819,8 +819,46 @@ def _ms(seconds: float) -> str:
 
 
 def _per_pod(s: StateOutcome) -> float:
-    """A pod's cost through the extender: filter + prioritize + bind, p50 of each."""
+    """A pod's calls through the extender under load: filter + prioritize + bind, p50 of
+    each."""
     return sum(s.p50(pick).seconds for pick in (_f, _p, _b))
+
+
+def _alone_per_pod(s: StateOutcome) -> float:
+    """The same, the pods one at a time."""
+    return sum(s.p50(pick, s.alone).seconds for pick in (_f, _p, _b))
+
+
+COSTS: dict[str, Callable[[StateOutcome], float]] = {
+    "calls one at a time (filter + prioritize + bind, p50s summed)": _alone_per_pod,
+    "the server's CPU per pod (the rounds' median)": lambda s: s.server_cpu[1],
+    "calls under load (the same sum, binds concurrent)": _per_pod,
+}
+"""A pod's cost, three ways, for the fitted growth."""
+
+
+def _cost_growth(states: list[StateOutcome]) -> list[str]:
+    half = [s for s in states if s.state == "half full"]
+    at500 = [s for s in states if s.nodes == 500]
+    lines = [
+        "",
+        "Cost growth, a pod's cost fitted by least squares against the nodes passed (half"
+        " full: " + ", ".join(f"{s.passed:,}" for s in half) + " nodes passed) and against"
+        " the devices allocated (500 nodes: "
+        + ", ".join(f"{s.held:,}" for s in at500)
+        + " allocated), the points in brackets in the same order:",
+        "",
+        "| a pod's cost | per node passed | per 1,000 allocated devices |",
+        "|---|---|---|",
+    ]
+    for name, cost in COSTS.items():
+        by_nodes = slope([(s.passed, cost(s) * 1000) for s in half])
+        by_held = slope([(s.held / 1000, cost(s) * 1000) for s in at500])
+        lines.append(
+            f"| {name} | {by_nodes:.4f} ms ({', '.join(_ms(cost(s)) for s in half)})"
+            f" | {by_held:.3f} ms ({', '.join(_ms(cost(s)) for s in at500)}) |"
+        )
+    return lines
 
 
 def _f(p: PodTimes) -> Call:
@@ -1022,18 +1060,8 @@ def render(outcome: Outcome, date: str) -> str:
         )
     lines += _one_at_a_time_table(outcome.states)
     lines += _cpu_table(outcome.states)
-    half = [s for s in outcome.states if s.state == "half full"]
-    at500 = [s for s in outcome.states if s.nodes == 500]
-    by_nodes = slope([(s.passed, _per_pod(s) * 1000) for s in half])
-    by_held = slope([(s.held / 1000, _per_pod(s) * 1000) for s in at500])
+    lines += _cost_growth(outcome.states)
     lines += [
-        "",
-        f"Cost growth (a pod's filter + prioritize + bind, p50s summed): {by_nodes:.3f} ms per"
-        " node passed (half full, fitted over "
-        + ", ".join(f"{s.passed} nodes: {_ms(_per_pod(s))}" for s in half)
-        + f"); {by_held:.2f} ms per 1,000 allocated devices (500 nodes, fitted over "
-        + ", ".join(f"{s.held:,}: {_ms(_per_pod(s))}" for s in at500)
-        + ").",
         "",
         "One AllocationReview of one claim over every node, half full, over HTTPS, p50 of"
         f" {REVIEW_ROUNDS}, three kinds alternated: the same review again with each node's"
