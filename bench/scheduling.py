@@ -12,7 +12,9 @@ kube-scheduler passes them to an extender: ``percentageOfNodesToScore``'s defaul
   concurrent (kube-scheduler's binding cycles); beside it, in the same run, one
   AllocationReview per pod over the same node lists one after another, in the default
   answer (with allocations) and scores only (what the shim's filter asks): the rate if
-  placing a pod cost one review and nothing else. Every client here (this process's and
+  placing a pod cost one review and nothing else; in rounds of fresh pods, each round's
+  pods deleted after it, after pods through the shim to warm it; the rounds' medians, and
+  the server's CPU per review alone and per pod. Every client here (this process's and
   the shim's) is this project's HTTP stack (``kubeclient``: its calls over its own wire).
 * sustained, as scheduler_perf measures 5000pods_500nodes: 500 nodes made half full, then a
   pod for every device left through the shim the same way, until the cluster is full; with
@@ -101,7 +103,7 @@ COLLECTORS = {
 both processes get): the young generation's threshold they set for themselves, and the
 one Python starts with."""
 RATIO_GOAL_FACTOR = 1 / 0.8
-"""A pod's time beside a review alone's at the issue's ratio of pods/s to reviews/s, 0.8."""
+"""A pod's time beside a review alone's when pods/s is 0.8 of reviews/s alone (the goal)."""
 REVIEW_SIZES = (500, 5000)
 REVIEW_ROUNDS = 15
 AFTER_WRITE = "Scores, after a bind's write"
@@ -1139,7 +1141,8 @@ def _ratio_bound(states: list[StateOutcome]) -> str:
     needed = RATIO_GOAL_FACTOR / row.reviews_per_second
     return (
         text + f": at 500 nodes half full, {_ms(needed)} of the server's CPU per pod, against"
-        f" {_ms(row.server_cpu[1])} measured ({report.ratio(row.server_cpu[1], needed)} of it)."
+        f" {_ms(row.server_cpu[1])} measured ({report.ratio(row.server_cpu[1], needed)} times"
+        " that)."
     )
 
 
