@@ -52,10 +52,10 @@ from typing import Any, TypeVar
 
 import httpx
 import orjson
-from prometheus_client.parser import text_string_to_metric_families
 
 from apiserver.kubeclient import KubeClient
 from apiserver.toolkit import JSON
+from devtools.metrics import gc_collections
 
 from . import report
 from .profile import profile_of
@@ -716,7 +716,8 @@ async def _sustained(
     server: APIServerTarget, shim_target: ShimTarget, nodes: int, collector: str
 ) -> Sustained:
     """The cluster half full, then a pod for every device left, through the shim."""
-    clocks = Clocks({"server": server.pid, "shim": shim_target.process.pid})
+    pids = {"server": server.pid, "shim": shim_target.process.pid}
+    clocks = Clocks(pids) if Clocks.available() else None
     async with (
         async_client(server.url, server.ssl_context(), server.headers, 300) as api,
         _shim_client(shim_target) as shim,
@@ -728,11 +729,10 @@ async def _sustained(
         pods = list((await _pods(api, [f"s-{i:05d}" for i in range(count)])).values())
         names = [f"node-{n:04d}" for n in range(nodes)]
         collected = await _collections(api)
-        before = clocks.read() if Clocks.available() else {}
-        placed = await _through_shim(shim, pods, Windows(names, nodes_to_score(nodes)))
-        after = clocks.read() if Clocks.available() else {}
+        windows = Windows(names, nodes_to_score(nodes))
+        placed, used = await _spent(clocks, _through_shim(shim, pods, windows))
         collections = {g: n - collected.get(g, 0) for g, n in (await _collections(api)).items()}
-    cpu = {name: (after[name] - before[name]) / max(placed.bound, 1) for name in before}
+    cpu = {name: seconds / max(placed.bound, 1) for name, seconds in used.items()}
     return Sustained(collector, nodes, count, placed, cpu, collections)
 
 
@@ -740,12 +740,7 @@ async def _collections(api: httpx.AsyncClient) -> dict[str, float]:
     """The server's ``python_gc_collections_total`` per generation, from its /metrics."""
     response = await api.get("/metrics")
     response.raise_for_status()
-    return {
-        sample.labels["generation"]: sample.value
-        for family in text_string_to_metric_families(response.text)
-        for sample in family.samples
-        if sample.name == "python_gc_collections_total"
-    }
+    return gc_collections(response.text)
 
 
 def run(log: Callable[[str], Any] = print) -> Outcome:

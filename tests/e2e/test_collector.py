@@ -10,7 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
+
+from devtools.metrics import gc_collections
 
 from .harness import ServerProcess, start_server, start_shim
 from .objects import unique
@@ -30,12 +31,7 @@ def _collections(client: httpx.Client) -> dict[str, float]:
     """``python_gc_collections_total`` per generation, from /metrics."""
     response = client.get("/metrics")
     assert response.status_code == 200
-    return {
-        sample.labels["generation"]: sample.value
-        for family in text_string_to_metric_families(response.text)
-        for sample in family.samples
-        if sample.name == "python_gc_collections_total"
-    }
+    return gc_collections(response.text)
 
 
 def _young_collections_over(client: httpx.Client, requests: Callable[[], None]) -> float:
